@@ -1,0 +1,194 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Every error Courier throws.
+///
+/// Each case carries what is known about the failure: the failing request, the response and its body are in
+/// ``context`` where the case has one, and are read most easily through ``request``, ``response`` and
+/// ``responseData``. ``errorCode`` keeps AFNetworking's (that is, `NSURLErrorDomain`'s) numbers so code ported from
+/// AFNetworking can keep testing them, and the descriptions keep AFNetworking's wording.
+public enum CourierError: Error, Sendable {
+    /// A URL string could not be turned into a usable URL. Code -1000.
+    case invalidURL(String)
+
+    /// Parameters could not be written in the serializer's format (a set in JSON, a null in a property list,
+    /// a custom query-string closure that failed…). Code -1016.
+    case parameterEncodingFailed(reason: String, underlyingError: (any Error)?)
+
+    /// The response's MIME type (the `Content-Type` without parameters, `nil` when absent) is not one of the
+    /// serializer's acceptable content types. Code -1016.
+    case unacceptableContentType(String?, acceptable: Set<String>, context: Context)
+
+    /// The response's status code is not one of the serializer's acceptable status codes. Code -1011.
+    ///
+    /// When the body could still be parsed, the parsed object is in ``serializedObject`` (the server's error body,
+    /// AF #3551). When the content type was also unacceptable, or the body failed to parse, that error is the
+    /// ``underlyingError``.
+    case unacceptableStatusCode(Int, context: Context, underlyingError: (any Error)?)
+
+    /// The body could not be parsed (malformed JSON, XML or property list, undecodable model, unknown image…).
+    /// Code -1016; the parser's own error is the ``underlyingError``.
+    case responseSerializationFailed(reason: String, context: Context, underlyingError: (any Error)?)
+
+    /// The task was cancelled. Code -999.
+    case cancelled(context: Context)
+
+    /// The server's certificate chain did not pass the security policy. Code -1202.
+    case serverTrustEvaluationFailed(host: String, reason: String)
+
+    /// What is known about the exchange that failed.
+    public struct Context: Sendable {
+        /// The request that failed, once a session has attached it.
+        public var request: URLRequest?
+        /// The HTTP response, when one arrived.
+        public var response: HTTPURLResponse?
+        /// The response body, when one arrived.
+        public var data: Data?
+        /// The body parsed in spite of the failure (e.g. a JSON error document from a 422), when it could be.
+        public var serializedObject: (any Sendable)?
+
+        /// Creates a context.
+        public init(
+            request: URLRequest? = nil,
+            response: HTTPURLResponse? = nil,
+            data: Data? = nil,
+            serializedObject: (any Sendable)? = nil
+        ) {
+            self.request = request
+            self.response = response
+            self.data = data
+            self.serializedObject = serializedObject
+        }
+    }
+}
+
+extension CourierError {
+    /// AFNetworking's code for this error (`NSURLErrorDomain` numbers).
+    public var errorCode: Int {
+        switch self {
+        case .invalidURL: return -1000
+        case .parameterEncodingFailed, .unacceptableContentType, .responseSerializationFailed: return -1016
+        case .unacceptableStatusCode: return -1011
+        case .cancelled: return -999
+        case .serverTrustEvaluationFailed: return -1202
+        }
+    }
+
+    /// The exchange this error belongs to, for the cases that have one.
+    public var context: Context? {
+        switch self {
+        case .unacceptableContentType(_, _, let context), .unacceptableStatusCode(_, let context, _),
+            .responseSerializationFailed(_, let context, _), .cancelled(let context):
+            return context
+        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
+            return nil
+        }
+    }
+
+    /// The failing request, when known.
+    public var request: URLRequest? { context?.request }
+
+    /// The HTTP response, when one arrived.
+    public var response: HTTPURLResponse? { context?.response }
+
+    /// The response body, when one arrived: read the server's error document here.
+    public var responseData: Data? { context?.data }
+
+    /// The body parsed in spite of the failure, e.g. the ``JSON`` of an error response.
+    public var serializedObject: (any Sendable)? { context?.serializedObject }
+
+    /// The error underneath this one: the parser's error, or the content-type error under a status error.
+    public var underlyingError: (any Error)? {
+        switch self {
+        case .parameterEncodingFailed(_, let error), .unacceptableStatusCode(_, _, let error),
+            .responseSerializationFailed(_, _, let error):
+            return error
+        case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed:
+            return nil
+        }
+    }
+
+    /// Whether this error, or one underneath it, has the given ``errorCode``.
+    public func contains(code: Int) -> Bool {
+        if errorCode == code { return true }
+        return (underlyingError as? CourierError)?.contains(code: code) ?? false
+    }
+
+    /// A copy of the error with the exchange's context changed, for the cases that have one.
+    func withContext(_ update: (inout Context) -> Void) -> CourierError {
+        switch self {
+        case .unacceptableContentType(let mime, let acceptable, var context):
+            update(&context)
+            return .unacceptableContentType(mime, acceptable: acceptable, context: context)
+        case .unacceptableStatusCode(let code, var context, let underlying):
+            update(&context)
+            return .unacceptableStatusCode(code, context: context, underlyingError: underlying)
+        case .responseSerializationFailed(let reason, var context, let underlying):
+            update(&context)
+            return .responseSerializationFailed(reason: reason, context: context, underlyingError: underlying)
+        case .cancelled(var context):
+            update(&context)
+            return .cancelled(context: context)
+        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
+            return self
+        }
+    }
+}
+
+extension CourierError: LocalizedError {
+    /// The description in AFNetworking's wording, e.g. `Request failed: not found (404)`.
+    public var errorDescription: String? {
+        switch self {
+        case .invalidURL(let string):
+            return "bad URL: “\(string)” is not a valid URL."
+        case .parameterEncodingFailed(let reason, _):
+            return reason
+        case .unacceptableContentType(let mime, _, _):
+            return "Request failed: unacceptable content-type: \(mime ?? "(null)")"
+        case .unacceptableStatusCode(let code, _, _):
+            return "Request failed: \(HTTPStatus.localizedString(forStatusCode: code)) (\(code))"
+        case .responseSerializationFailed(let reason, _, _):
+            return reason
+        case .cancelled:
+            return "cancelled"
+        case .serverTrustEvaluationFailed(let host, _):
+            return "The certificate for this server is invalid. You might be connecting to a server that is "
+                + "pretending to be “\(host)” which could put your confidential information at risk."
+        }
+    }
+
+    /// The detailed reason, where there is more to say than the description.
+    public var failureReason: String? {
+        switch self {
+        case .serverTrustEvaluationFailed(_, let reason): return reason
+        case .parameterEncodingFailed(_, let error?), .responseSerializationFailed(_, _, let error?):
+            return String(describing: error)
+        default: return nil
+        }
+    }
+}
+
+extension CourierError: CustomNSError {
+    /// The error domain Courier's errors bridge to `NSError` with.
+    public static var errorDomain: String { "com.courier.error" }
+
+    /// `NSError` user info: the description, the failing URL and the underlying error.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [:]
+        info[NSLocalizedDescriptionKey] = errorDescription
+        if let reason = failureReason { info[NSLocalizedFailureReasonErrorKey] = reason }
+        if let url = response?.url ?? request?.url { info[NSURLErrorFailingURLErrorKey] = url }
+        if let underlying = underlyingError { info[NSUnderlyingErrorKey] = underlying as NSError }
+        return info
+    }
+}
+
+extension CourierError: CustomStringConvertible {
+    /// The description with the error code, e.g. `CourierError -1011: Request failed: not found (404)`.
+    public var description: String {
+        "CourierError \(errorCode): \(errorDescription ?? "")"
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// A parsed `Content-Type` value: the MIME type and its parameters.
+///
+/// `application/json; charset=UTF-8` has the MIME type `application/json` and the charset `utf-8`. MIME types and
+/// parameter names are compared case-insensitively, so both are kept lower-cased.
+public struct ContentType: Sendable, Hashable {
+    /// The MIME type, lower-cased, without parameters.
+    public var mimeType: String
+    /// The parameters, names lower-cased, values unquoted.
+    public var parameters: [String: String]
+
+    /// The `charset` parameter, lower-cased.
+    public var charset: String? { parameters["charset"]?.lowercased() }
+
+    /// Parses a `Content-Type` header value; `nil` when it holds no MIME type.
+    public init?(_ headerValue: String) {
+        var pieces = headerValue.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
+        guard let first = pieces.next() else { return nil }
+        let mime = first.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !mime.isEmpty else { return nil }
+        self.mimeType = mime
+        self.parameters = [:]
+        while let piece = pieces.next() {
+            guard let equals = piece.firstIndex(of: "=") else { continue }
+            let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            var value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
+            if !name.isEmpty { parameters[name] = value }
+        }
+    }
+}

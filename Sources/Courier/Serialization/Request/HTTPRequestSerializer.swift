@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Encodes parameters as a form URL-encoded query string (`AFHTTPRequestSerializer`).
+///
+/// For the methods in ``methodsEncodingParametersInURI`` (GET, HEAD, DELETE) the query goes into the URL: after
+/// `?`, or after `&` when the URL already has a query; no parameters leave the URL unchanged. For every other method
+/// the query becomes the body, with `Content-Type: application/x-www-form-urlencoded` unless the request already has a
+/// content type; `nil` parameters give an empty body, which is a valid form.
+///
+/// The request properties (``timeoutInterval``, ``cachePolicy``, …) are `nil` until set and only set properties are
+/// applied, so requests otherwise keep `URLRequest`'s own defaults, as in AFNetworking.
+public struct HTTPRequestSerializer: RequestSerializer {
+    /// Headers added to every request that has no value for the field; starts with `Accept-Language` and
+    /// `User-Agent` (see ``DefaultHeaders``).
+    public var headers: HTTPHeaders
+
+    /// Methods whose parameters go into the URL's query, compared upper-cased. Default `GET`, `HEAD`, `DELETE`.
+    public var methodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+
+    /// How array elements are named in the query; default ``QueryString/ArrayEncoding/brackets``.
+    public var arrayEncoding: QueryString.ArrayEncoding = .brackets
+
+    /// How Booleans are written in the query; default ``QueryString/BoolEncoding/numeric``.
+    public var boolEncoding: QueryString.BoolEncoding = .numeric
+
+    /// A custom query-string builder replacing ``QueryString``; an error it throws aborts the request and is
+    /// rethrown unchanged.
+    public var queryStringSerialization: (@Sendable (URLRequest, Parameter) throws -> String)?
+
+    /// The timeout applied to new requests, when set.
+    public var timeoutInterval: TimeInterval?
+    /// The cache policy applied to new requests, when set.
+    public var cachePolicy: URLRequest.CachePolicy?
+    /// Whether new requests handle cookies, when set.
+    public var httpShouldHandleCookies: Bool?
+    /// Whether new requests may use a cellular network, when set.
+    public var allowsCellularAccess: Bool?
+    /// The network service type of new requests, when set.
+    public var networkServiceType: URLRequest.NetworkServiceType?
+
+    /// Creates a serializer with the default headers.
+    public init() {
+        headers = [
+            "Accept-Language": DefaultHeaders.acceptLanguage(for: DefaultHeaders.preferredLanguages()),
+            "User-Agent": DefaultHeaders.userAgent,
+        ]
+    }
+
+    /// Sets a default header; `nil` removes it.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        headers[field] = value
+    }
+
+    /// The default header for a field (case-insensitive).
+    public func value(forHTTPHeaderField field: String) -> String? {
+        headers[field]
+    }
+
+    /// Sets `Authorization: Basic <base64 of "username:password" in UTF-8>`.
+    public mutating func setAuthorization(username: String, password: String) {
+        let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
+        headers["Authorization"] = "Basic \(credentials)"
+    }
+
+    /// Removes the `Authorization` header.
+    public mutating func clearAuthorization() {
+        headers["Authorization"] = nil
+    }
+
+    /// Whether `method`'s parameters go into the URL.
+    public func encodesParametersInURI(_ method: String?) -> Bool {
+        methodsEncodingParametersInURI.contains((method ?? "GET").uppercased())
+    }
+
+    public func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest {
+        try serialize(makeRequest(method: method, urlString: urlString), parameters: parameters)
+    }
+
+    public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
+        var request = applyingHeaders(to: request)
+        let query = try parameters.map { try queryString(for: request, parameters: $0) }
+        if encodesParametersInURI(request.httpMethod) {
+            if let query, !query.isEmpty, let url = request.url {
+                request.url = try Self.appending(query: query, to: url)
+            }
+        } else {
+            if request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            }
+            request.httpBody = Data((query ?? "").utf8)
+        }
+        return request
+    }
+
+    /// A request for `method` and `urlString` with the serializer's request properties, but no headers or
+    /// parameters yet.
+    ///
+    /// - Throws: ``CourierError/invalidURL(_:)`` unless the string parses as an absolute URL with a scheme (and, for
+    ///   http and https, a host).
+    public func makeRequest(method: String, urlString: String) throws -> URLRequest {
+        guard let url = URL(string: urlString), let scheme = url.scheme, !scheme.isEmpty else {
+            throw CourierError.invalidURL(urlString)
+        }
+        if ["http", "https"].contains(scheme.lowercased()), url.host?.isEmpty ?? true {
+            throw CourierError.invalidURL(urlString)
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let timeoutInterval { request.timeoutInterval = timeoutInterval }
+        if let cachePolicy { request.cachePolicy = cachePolicy }
+        if let httpShouldHandleCookies { request.httpShouldHandleCookies = httpShouldHandleCookies }
+        if let allowsCellularAccess { request.allowsCellularAccess = allowsCellularAccess }
+        if let networkServiceType { request.networkServiceType = networkServiceType }
+        return request
+    }
+
+    /// A copy of `request` with each default header it has no value for.
+    public func applyingHeaders(to request: URLRequest) -> URLRequest {
+        var request = request
+        for field in headers where request.value(forHTTPHeaderField: field.name) == nil {
+            request.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        return request
+    }
+
+    /// The query string for `parameters`: the custom closure's, or ``QueryString``'s with this serializer's options.
+    public func queryString(for request: URLRequest, parameters: Parameter) throws -> String {
+        if let queryStringSerialization {
+            return try queryStringSerialization(request, parameters)
+        }
+        return QueryString.encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
+    }
+
+    /// `url` with `query` after its existing query (joined by `&`) or after a new `?`, before any fragment.
+    static func appending(query: String, to url: URL) throws -> URL {
+        let string = url.absoluteString
+        let fragmentStart = string.firstIndex(of: "#") ?? string.endIndex
+        let separator = url.query == nil ? "?" : "&"
+        let joined = string[..<fragmentStart] + separator + query + string[fragmentStart...]
+        guard let result = URL(string: String(joined)) else { throw CourierError.invalidURL(String(joined)) }
+        return result
+    }
+}

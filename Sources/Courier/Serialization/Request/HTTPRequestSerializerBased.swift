@@ -1,0 +1,88 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A request serializer built on an ``HTTPRequestSerializer``: it shares its headers, request properties and
+/// URI-method rules, and forwards its header methods.
+///
+/// Conforming types use `@dynamicMemberLookup` so the base serializer's properties read as their own:
+/// `json.timeoutInterval = 5` sets `json.http.timeoutInterval`.
+public protocol HTTPRequestSerializerBased: RequestSerializer {
+    /// The serializer whose headers, properties and query-string rules this one uses.
+    var http: HTTPRequestSerializer { get set }
+
+    /// Writes `parameters` as the body of a request whose method does not encode parameters in its URI.
+    func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest
+}
+
+extension HTTPRequestSerializerBased {
+    /// Reads and writes the base serializer's properties.
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<HTTPRequestSerializer, Value>) -> Value {
+        get { http[keyPath: keyPath] }
+        set { http[keyPath: keyPath] = newValue }
+    }
+
+    /// Sets a default header on the base serializer; `nil` removes it.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        http.setValue(value, forHTTPHeaderField: field)
+    }
+
+    /// The base serializer's default header for a field.
+    public func value(forHTTPHeaderField field: String) -> String? {
+        http.value(forHTTPHeaderField: field)
+    }
+
+    /// Sets HTTP Basic authorization on the base serializer.
+    public mutating func setAuthorization(username: String, password: String) {
+        http.setAuthorization(username: username, password: password)
+    }
+
+    /// Removes the `Authorization` header from the base serializer.
+    public mutating func clearAuthorization() {
+        http.clearAuthorization()
+    }
+
+    /// Builds a request with the base serializer's properties and serializes `parameters` into it.
+    public func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest {
+        try serialize(http.makeRequest(method: method, urlString: urlString), parameters: parameters)
+    }
+
+    /// GET, HEAD and DELETE (see ``HTTPRequestSerializer/methodsEncodingParametersInURI``) behave exactly like the
+    /// base serializer; every other method gets the default headers and ``encodeBody(_:parameters:)``.
+    public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
+        if http.encodesParametersInURI(request.httpMethod) {
+            return try http.serialize(request, parameters: parameters)
+        }
+        return try encodeBody(http.applyingHeaders(to: request), parameters: parameters)
+    }
+}
+
+extension Parameter {
+    /// The coding path of the first value that `isRepresentable` rejects, depth first, or `nil` when every value
+    /// is accepted.
+    func firstUnrepresentable(where isUnrepresentable: (Parameter) -> Bool, path: [any CodingKey] = [])
+        -> [any CodingKey]?
+    {
+        if isUnrepresentable(self) { return path }
+        switch self {
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                let childPath = path + [AnyCodingKey(intValue: index)]
+                if let found = element.firstUnrepresentable(where: isUnrepresentable, path: childPath) {
+                    return found
+                }
+            }
+        case .dictionary(let dictionary):
+            for (key, value) in dictionary {
+                if let found = value.firstUnrepresentable(where: isUnrepresentable, path: path + [AnyCodingKey(key)]) {
+                    return found
+                }
+            }
+        default:
+            break
+        }
+        return nil
+    }
+}

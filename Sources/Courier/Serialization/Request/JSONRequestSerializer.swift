@@ -1,0 +1,66 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Encodes parameters as a JSON body (`AFJSONRequestSerializer`).
+///
+/// GET, HEAD and DELETE put the parameters in the URL's query exactly as ``HTTPRequestSerializer`` does. Other
+/// methods get the JSON of the parameters as the body, with `Content-Type: application/json` unless the request
+/// already has a content type; `nil` parameters leave both body and content type alone.
+@dynamicMemberLookup
+public struct JSONRequestSerializer: HTTPRequestSerializerBased {
+    /// The serializer supplying headers, request properties and the query-string rules.
+    public var http: HTTPRequestSerializer
+
+    /// JSON output options (`.sortedKeys`, `.prettyPrinted`, `.withoutEscapingSlashes`…); default none, like
+    /// AFNetworking's `writingOptions` of 0.
+    public var outputFormatting: JSONEncoder.OutputFormatting
+
+    /// Creates a serializer.
+    public init(http: HTTPRequestSerializer = HTTPRequestSerializer(), outputFormatting: JSONEncoder.OutputFormatting = [])
+    {
+        self.http = http
+        self.outputFormatting = outputFormatting
+    }
+
+    /// The parameters as JSON.
+    ///
+    /// - Throws: ``CourierError/parameterEncodingFailed(reason:underlyingError:)`` (code -1016) when the tree holds
+    ///   something JSON cannot: a set, raw data, or a non-finite number.
+    public func encode(_ parameters: Parameter) throws -> Data {
+        let isUnrepresentable: (Parameter) -> Bool = {
+            switch $0 {
+            case .set, .data: return true
+            case .double(let value): return !value.isFinite
+            default: return false
+            }
+        }
+        if let path = parameters.firstUnrepresentable(where: isUnrepresentable) {
+            let context = EncodingError.Context(
+                codingPath: path, debugDescription: "Sets, raw data and non-finite numbers cannot be written as JSON.")
+            throw CourierError.parameterEncodingFailed(
+                reason: Self.invalidParametersReason, underlyingError: EncodingError.invalidValue(parameters, context))
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = outputFormatting
+        do {
+            return try encoder.encode(parameters)
+        } catch {
+            throw CourierError.parameterEncodingFailed(reason: Self.invalidParametersReason, underlyingError: error)
+        }
+    }
+
+    public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
+        guard let parameters else { return request }
+        var request = request
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        request.httpBody = try encode(parameters)
+        return request
+    }
+
+    static let invalidParametersReason = "The `parameters` argument is not valid JSON."
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Encodes parameters as a property-list body (`AFPropertyListRequestSerializer`).
+///
+/// GET, HEAD and DELETE put the parameters in the URL's query exactly as ``HTTPRequestSerializer`` does. Other
+/// methods get the property list of the parameters (XML by default) as the body, with
+/// `Content-Type: application/x-plist` unless the request already has a content type; `nil` parameters leave both
+/// alone.
+@dynamicMemberLookup
+public struct PropertyListRequestSerializer: HTTPRequestSerializerBased {
+    /// The serializer supplying headers, request properties and the query-string rules.
+    public var http: HTTPRequestSerializer
+
+    /// The output format: `.xml` (the default) or `.binary`; `.openStep` cannot be written.
+    public var format: PropertyListSerialization.PropertyListFormat
+
+    /// Creates a serializer.
+    public init(
+        http: HTTPRequestSerializer = HTTPRequestSerializer(),
+        format: PropertyListSerialization.PropertyListFormat = .xml
+    ) {
+        self.http = http
+        self.format = format
+    }
+
+    /// The parameters as a property list.
+    ///
+    /// - Throws: ``CourierError/parameterEncodingFailed(reason:underlyingError:)`` (code -1016) when the tree holds
+    ///   something a property list cannot (a null or a set), or the format cannot be written.
+    public func encode(_ parameters: Parameter) throws -> Data {
+        let isUnrepresentable: (Parameter) -> Bool = {
+            switch $0 {
+            case .null, .set: return true
+            default: return false
+            }
+        }
+        if let path = parameters.firstUnrepresentable(where: isUnrepresentable) {
+            let context = EncodingError.Context(
+                codingPath: path, debugDescription: "Nulls and sets cannot be written as a property list.")
+            throw CourierError.parameterEncodingFailed(
+                reason: Self.invalidParametersReason, underlyingError: EncodingError.invalidValue(parameters, context))
+        }
+        guard format == .xml || format == .binary else {
+            throw CourierError.parameterEncodingFailed(
+                reason: "The OpenStep property list format cannot be written.", underlyingError: nil)
+        }
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = format
+        do {
+            return try encoder.encode(parameters)
+        } catch {
+            throw CourierError.parameterEncodingFailed(reason: Self.invalidParametersReason, underlyingError: error)
+        }
+    }
+
+    public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
+        guard let parameters else { return request }
+        var request = request
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
+        }
+        request.httpBody = try encode(parameters)
+        return request
+    }
+
+    static let invalidParametersReason = "The `parameters` argument is not a valid property list."
+}

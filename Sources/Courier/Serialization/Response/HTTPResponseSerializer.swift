@@ -1,0 +1,28 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Validates the response and returns the raw body (`AFHTTPResponseSerializer`).
+///
+/// Accepts status codes 200–299 and any content type by default. When validation fails, the thrown error carries
+/// the response and the body (``CourierError/responseData``).
+public struct HTTPResponseSerializer: ResponseValidating {
+    /// The acceptable status codes; default 200–299, `nil` accepts any.
+    public var acceptableStatusCodes: IndexSet?
+    /// The acceptable MIME types; default `nil`, which accepts any.
+    public var acceptableContentTypes: Set<String>?
+
+    /// Creates a serializer.
+    public init(acceptableStatusCodes: IndexSet? = .successfulStatusCodes, acceptableContentTypes: Set<String>? = nil) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.acceptableContentTypes = acceptableContentTypes
+    }
+
+    /// Validates and returns `data` unchanged.
+    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> Data? {
+        try validate(response: response, data: data)
+        return data
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Validates a response and turns its body into a value (`AFURLResponseSerialization`).
+///
+/// Serializers are values, safe to use from any thread; sessions run them off the transport's threads.
+public protocol ResponseSerializer: Sendable {
+    /// What the body becomes.
+    associatedtype SerializedObject: Sendable
+
+    /// Validates the response and serializes its body.
+    ///
+    /// - Throws: ``CourierError`` with the response and data attached when validation or parsing fails.
+    func serialize(response: HTTPURLResponse?, data: Data?) throws -> SerializedObject
+}
+
+/// A response serializer that validates status codes and content types as `AFHTTPResponseSerializer` does.
+///
+/// Non-HTTP responses (a `nil` response) are always valid. A `nil` set disables its check.
+public protocol ResponseValidating: ResponseSerializer {
+    /// The status codes that are valid; `nil` accepts any.
+    var acceptableStatusCodes: IndexSet? { get }
+    /// The MIME types (without parameters, compared case-insensitively) that are valid; `nil` accepts any.
+    var acceptableContentTypes: Set<String>? { get }
+}
+
+extension ResponseValidating {
+    /// Throws the error ``validationError(response:data:)`` finds, if any.
+    public func validate(response: HTTPURLResponse?, data: Data?) throws {
+        if let error = validationError(response: response, data: data) { throw error }
+    }
+
+    /// The validation error for a response, or `nil` when it is valid or its only fault carries no error.
+    ///
+    /// AFNetworking's rules:
+    /// 1. A MIME type outside ``acceptableContentTypes`` is invalid unless the MIME type is absent and the body is
+    ///    empty; but the error (code -1016) is only raised when the body is non-empty, so an empty body with an
+    ///    unacceptable type is not an error.
+    /// 2. A status outside ``acceptableStatusCodes`` is an error (code -1011); a content-type error found in step 1
+    ///    becomes its underlying error.
+    public func validationError(response: HTTPURLResponse?, data: Data?) -> CourierError? {
+        guard let response else { return nil }
+        let context = CourierError.Context(response: response, data: data)
+        let hasBody = !(data?.isEmpty ?? true)
+        var contentTypeError: CourierError?
+        if let acceptable = acceptableContentTypes, hasBody {
+            let mime = response.contentType?.mimeType
+            if !(mime.map { Self.lowercased(acceptable).contains($0) } ?? false) {
+                contentTypeError = .unacceptableContentType(mime, acceptable: acceptable, context: context)
+            }
+        }
+        if let acceptable = acceptableStatusCodes, !acceptable.contains(response.statusCode) {
+            return .unacceptableStatusCode(response.statusCode, context: context, underlyingError: contentTypeError)
+        }
+        return contentTypeError
+    }
+
+    private static func lowercased(_ types: Set<String>) -> Set<String> {
+        types.allSatisfy { $0 == $0.lowercased() } ? types : Set(types.map { $0.lowercased() })
+    }
+}
+
+extension IndexSet {
+    /// `200..<300`: the status codes AFNetworking accepts by default.
+    public static let successfulStatusCodes = IndexSet(integersIn: 200..<300)
+}
+
+extension HTTPURLResponse {
+    /// The parsed `Content-Type` header, if any.
+    public var contentType: ContentType? {
+        value(forHTTPHeaderField: "Content-Type").flatMap(ContentType.init)
+    }
+}
+
+extension Data {
+    /// Whether the body counts as empty for serializers: no bytes, or a single space (what Rails' `head :ok` sends).
+    var isEffectivelyEmpty: Bool {
+        isEmpty || (count == 1 && first == UInt8(ascii: " "))
+    }
+}
+
+extension ResponseValidating {
+    /// Validates, then parses the body, following `AFJSONResponseSerializer`'s order of checks:
+    ///
+    /// 1. An unacceptable content type (alone or under a status error) is thrown without parsing.
+    /// 2. An empty body (or a single space) gives `nil`, unless validation failed.
+    /// 3. A body that fails to parse is a ``CourierError/responseSerializationFailed(reason:context:underlyingError:)``
+    ///    (code -1016) with the parser's error underneath; when the status was also unacceptable, the status error
+    ///    is thrown with the parse error underneath.
+    /// 4. A body that parses under an unacceptable status is thrown as the status error carrying the parsed object,
+    ///    so the server's error document can be read (AF #3551).
+    public func validateAndParse<Object: Sendable>(
+        response: HTTPURLResponse?,
+        data: Data?,
+        failureReason: String,
+        parse: (Data) throws -> Object
+    ) throws -> Object? {
+        let validationError = validationError(response: response, data: data)
+        if let validationError, validationError.contains(code: -1016) { throw validationError }
+        guard let data, !data.isEffectivelyEmpty else {
+            if let validationError { throw validationError }
+            return nil
+        }
+        let object: Object
+        do {
+            object = try parse(data)
+        } catch {
+            let context = CourierError.Context(response: response, data: data)
+            let parseError = CourierError.responseSerializationFailed(
+                reason: failureReason, context: context, underlyingError: error)
+            if case .unacceptableStatusCode(let code, let context, _) = validationError {
+                throw CourierError.unacceptableStatusCode(code, context: context, underlyingError: parseError)
+            }
+            throw parseError
+        }
+        if let validationError { throw validationError.withContext { $0.serializedObject = object } }
+        return object
+    }
+}
+
+/// The reason given when a body is not in the format its serializer reads.
+let unreadableDataReason = "The data couldn’t be read because it isn’t in the correct format."

@@ -1,0 +1,77 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Validates the response and decodes its body as text.
+///
+/// The encoding is ``encoding`` when set, else the response's `charset`, else UTF-8. An empty body is `""`. Bytes
+/// that are not valid in the encoding are an error (code -1016), never a silently mangled string.
+public struct StringResponseSerializer: ResponseValidating {
+    /// The acceptable status codes; default 200–299.
+    public var acceptableStatusCodes: IndexSet?
+    /// The acceptable MIME types; default `nil`, which accepts any.
+    public var acceptableContentTypes: Set<String>?
+    /// The encoding to use regardless of the response's charset; default `nil`.
+    public var encoding: String.Encoding?
+
+    /// Creates a serializer.
+    public init(
+        encoding: String.Encoding? = nil,
+        acceptableStatusCodes: IndexSet? = .successfulStatusCodes,
+        acceptableContentTypes: Set<String>? = nil
+    ) {
+        self.encoding = encoding
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.acceptableContentTypes = acceptableContentTypes
+    }
+
+    /// Validates and decodes the body.
+    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> String {
+        let encoding =
+            encoding ?? response?.contentType?.charset.flatMap(StringResponseSerializer.encoding(forCharset:)) ?? .utf8
+        let text = try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) { data in
+            guard let text = String(data: data, encoding: encoding) else { throw TextDecodingError(encoding: encoding) }
+            return text
+        }
+        if let text { return text }
+        if let data, !data.isEmpty { return String(decoding: data, as: UTF8.self) }
+        return ""
+    }
+
+    /// The encoding for an IANA charset name, for the common ones; `nil` for others.
+    public static func encoding(forCharset charset: String) -> String.Encoding? {
+        switch charset.lowercased() {
+        case "utf-8", "utf8": return .utf8
+        case "us-ascii", "ascii": return .ascii
+        case "iso-8859-1", "latin1", "iso_8859-1", "l1": return .isoLatin1
+        case "iso-8859-2", "latin2": return .isoLatin2
+        case "utf-16": return .utf16
+        case "utf-16le": return .utf16LittleEndian
+        case "utf-16be": return .utf16BigEndian
+        case "utf-32": return .utf32
+        case "utf-32le": return .utf32LittleEndian
+        case "utf-32be": return .utf32BigEndian
+        case "windows-1250", "cp1250": return .windowsCP1250
+        case "windows-1251", "cp1251": return .windowsCP1251
+        case "windows-1252", "cp1252": return .windowsCP1252
+        case "windows-1253", "cp1253": return .windowsCP1253
+        case "windows-1254", "cp1254": return .windowsCP1254
+        case "shift_jis", "shift-jis", "sjis": return .shiftJIS
+        case "euc-jp": return .japaneseEUC
+        case "iso-2022-jp": return .iso2022JP
+        case "macintosh", "mac": return .macOSRoman
+        default: return nil
+        }
+    }
+}
+
+/// The body's bytes are not valid text in the encoding.
+public struct TextDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The encoding the body was read with.
+    public var encoding: String.Encoding
+
+    /// E.g. `The data is not valid Unicode (UTF-8) text.`
+    public var description: String { "The data is not valid \(encoding) text." }
+}
