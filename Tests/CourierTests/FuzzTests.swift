@@ -69,7 +69,7 @@ import Testing
             let data = Self.randomBody(using: &random)
             let status = [200, 204, 301, 404, 500, 600, 99].randomElement(using: &random)!
             var headers: [String: String] = [:]
-            if let type = contentTypes.randomElement(using: &random)!, let type { headers["Content-Type"] = type }
+            if let type = contentTypes.randomElement(using: &random)! { headers["Content-Type"] = type }
             let response = HTTPURLResponse(
                 url: URL(string: "https://example.com/r")!, statusCode: status, httpVersion: "HTTP/1.1",
                 headerFields: headers)
@@ -87,6 +87,35 @@ import Testing
             }
         }
         #expect(outcomes.successes > 0 && outcomes.failures > 0)
+    }
+
+    /// XML-shaped input: FoundationXML on Linux crashed on several of these shapes before `XMLParserInput` guarded it.
+    @Test func randomXMLThroughTheStrictParser() throws {
+        var random = SeededGenerator(seed: 0x584D4C)
+        let pieces = [
+            "<", ">", "a", "b", "=", "\"", "'", "/", "&", ";", "é", "中", "😀", "\u{0}", "\u{1}", "\u{FFFE}", " ", "!",
+            "-", "?", "[", "]", "x", ":", "<?", "?>", "<!--", "-->", "<![CDATA[", "]]>", "<!DOCTYPE a [",
+            "<!ENTITY e \"v\">", "&e;", "&#x41;", "&#0;", "&amp;", "xmlns:p=\"u\"", "p:", "<?xml version=\"1.0\"?>",
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>", "<a>", "</a>", "<b/>", "\u{FEFF}", "<?x?>", "<?<?x?>", "<?xmlencodingF?>",
+            "<?xml version=\"1.0\" encoding=\"UTF-16\"?>", "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>",
+        ]
+        var parsed = 0
+        for _ in 0..<Self.iterations * 3 {
+            var data = Data(
+                (0..<Int.random(in: 0..<40, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+                    .utf8)
+            if Bool.random(using: &random) {
+                data.append(contentsOf: (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) })
+            }
+            do {
+                _ = try XML.parse(data)
+                parsed += 1
+            } catch {
+                #expect(error is XMLParsingError)
+            }
+        }
+        #expect(try XML.parse(Data("<a><?x?><b/></a>".utf8)).children.count == 1)
+        #expect(parsed >= 0)
     }
 
     // MARK: - Generators

@@ -39,11 +39,13 @@ public struct XML: Sendable, Hashable {
     /// Parses a whole document and returns its root element.
     ///
     /// Parsing is strict: unclosed or mismatched tags, content after the root, undefined entities and documents with
-    /// no root element all throw, although `XMLParser.parse()` on Linux returns `true` for some of them.
+    /// no root element all throw, although `XMLParser.parse()` on Linux returns `true` for some of them. On Linux,
+    /// documents that declare entities in a DTD are refused, because FoundationXML would drop the entities' text;
+    /// the character references and the five predefined entities (`&amp;` …) work everywhere.
     ///
     /// - Throws: ``XMLParsingError``.
     public static func parse(_ data: Data) throws -> XML {
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: try XMLParserInput.prepare(data))
         let builder = TreeBuilder()
         parser.delegate = builder
         parser.shouldResolveExternalEntities = false
@@ -67,9 +69,20 @@ public struct XMLParsingError: Error, Sendable, Hashable, CustomStringConvertibl
     public var column: Int
     /// libxml2's / `XMLParser.ErrorCode`'s code, when the parser gave one.
     public var code: Int?
+    /// Why the document was refused before parsing, when it was.
+    public var reason: String?
+
+    /// Creates an error.
+    public init(line: Int, column: Int, code: Int?, reason: String? = nil) {
+        self.line = line
+        self.column = column
+        self.code = code
+        self.reason = reason
+    }
 
     /// E.g. `XML is not well-formed (error 73 at line 1, column 5)`.
     public var description: String {
+        if let reason { return "XML is not accepted: \(reason)" }
         let cause = code.map { "error \($0)" } ?? "no complete root element"
         return "XML is not well-formed (\(cause) at line \(line), column \(column))"
     }

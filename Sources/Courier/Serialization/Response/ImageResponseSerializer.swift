@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Validates the response and reads its body as an ``Image`` (`AFImageResponseSerializer`).
+/// Validates the response and reads its body as an ``ImageData`` (`AFImageResponseSerializer`).
 ///
 /// The format comes from the magic bytes, not the header, and the pixel size from the format's header; nothing is
 /// decompressed. An empty body gives `nil`; bytes in no known format, or with a broken header, are an error with
@@ -35,8 +35,8 @@ public struct ImageResponseSerializer: ResponseValidating {
     }
 
     /// Validates and reads the image.
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> Image? {
+    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> ImageData? {
         try validateAndParse(response: response, data: data, failureReason: "The data is not an image in a known format.")
-        { try Image(data: $0, scale: imageScale) }
+        { try ImageData(data: $0, scale: imageScale) }
     }
 }

@@ -201,7 +201,8 @@ import Testing
     @Test func longCJKParameterValuesRoundTrip() throws {
         let value = String(repeating: "漢字かなカナ한국어", count: 12)
         let request = try serializer.request(method: "GET", urlString: "https://example.com/x", parameters: ["q": .string(value)])
-        let components = try #require(URLComponents(url: try #require(request.url), resolvingAgainstBaseURL: false))
+        let url = try #require(request.url)
+        let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
         #expect(components.queryItems == [URLQueryItem(name: "q", value: value)])
     }
 }
