@@ -20,7 +20,8 @@ import Testing
         var jsonFailures = 0
         for _ in 0..<Self.iterations {
             let tree = Self.randomParameter(depth: 0, using: &random)
-            let query = QueryString.encode(tree, arrayEncoding: [.brackets, .noBrackets, .indexInBrackets].randomElement(using: &random)!)
+            let query = QueryString.encode(
+                tree, arrayEncoding: [.brackets, .noBrackets, .indexInBrackets].randomElement(using: &random)!)
             #expect(query.utf8.allSatisfy { $0 < 0x80 }, "query strings are ASCII")
             for pair in QueryString.pairs(tree) {
                 #expect(pair.value.isLeaf)
@@ -31,7 +32,8 @@ import Testing
             #expect(post.httpBody == Data(query.utf8) || post.httpBody == Data(QueryString.encode(tree).utf8))
             for serializer in [json as any RequestSerializer, plist] {
                 do {
-                    let request = try serializer.request(method: "PUT", urlString: "https://example.com/p", parameters: tree)
+                    let request = try serializer.request(
+                        method: "PUT", urlString: "https://example.com/p", parameters: tree)
                     #expect(request.httpBody != nil)
                 } catch let error as CourierError {
                     #expect(error.errorCode == -1016)
@@ -96,7 +98,8 @@ import Testing
             "<", ">", "a", "b", "=", "\"", "'", "/", "&", ";", "é", "中", "😀", "\u{0}", "\u{1}", "\u{FFFE}", " ", "!",
             "-", "?", "[", "]", "x", ":", "<?", "?>", "<!--", "-->", "<![CDATA[", "]]>", "<!DOCTYPE a [",
             "<!ENTITY e \"v\">", "&e;", "&#x41;", "&#0;", "&amp;", "xmlns:p=\"u\"", "p:", "<?xml version=\"1.0\"?>",
-            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>", "<a>", "</a>", "<b/>", "\u{FEFF}", "<?x?>", "<?<?x?>", "<?xmlencodingF?>",
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>", "<a>", "</a>", "<b/>", "\u{FEFF}", "<?x?>", "<?<?x?>",
+            "<?xmlencodingF?>",
             "<?xml version=\"1.0\" encoding=\"UTF-16\"?>", "<?xml version=\"1.0\" encoding=\"Shift_JIS\"?>",
         ]
         var parsed = 0
@@ -127,13 +130,20 @@ import Testing
         case 1: return .int(Int.random(in: Int.min...Int.max, using: &random))
         case 2:
             let special: [Double] = [0, -0.0, 1.5, 1e300, -1e-300, .infinity, .nan, .pi]
-            return .double(Bool.random(using: &random) ? special.randomElement(using: &random)! : Double.random(in: -1e6...1e6, using: &random))
+            return .double(
+                Bool.random(using: &random)
+                    ? special.randomElement(using: &random)! : Double.random(in: -1e6...1e6, using: &random))
         case 3: return .bool(Bool.random(using: &random))
         case 4: return .null
-        case 5: return .data(Data((0..<Int.random(in: 0..<8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        case 5:
+            return .data(
+                Data((0..<Int.random(in: 0..<8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            )
         case 6: return .string(String(repeating: "漢", count: Int.random(in: 40..<80, using: &random)))
         case 7:
-            return .array((0..<Int.random(in: 0..<4, using: &random)).map { _ in randomParameter(depth: depth + 1, using: &random) })
+            return .array(
+                (0..<Int.random(in: 0..<4, using: &random)).map { _ in randomParameter(depth: depth + 1, using: &random)
+                })
         case 8:
             var dictionary: [String: Parameter] = [:]
             for _ in 0..<Int.random(in: 0..<4, using: &random) {
@@ -141,12 +151,16 @@ import Testing
             }
             return .dictionary(dictionary)
         default:
-            return .set(Set((0..<Int.random(in: 0..<4, using: &random)).map { _ in randomParameter(depth: 4, using: &random) }))
+            return .set(
+                Set((0..<Int.random(in: 0..<4, using: &random)).map { _ in randomParameter(depth: 4, using: &random) }))
         }
     }
 
     static func randomString(using random: inout SeededGenerator) -> String {
-        let alphabet: [Character] = ["a", "Z", "0", " ", "&", "=", "[", "]", "%", "+", "?", "/", "#", "é", "中", "😀", "👨‍👩‍👧", "\u{0}", "\n", "\u{301}"]
+        let alphabet: [Character] = [
+            "a", "Z", "0", " ", "&", "=", "[", "]", "%", "+", "?", "/", "#", "é", "中", "😀", "👨‍👩‍👧", "\u{0}", "\n",
+            "\u{301}",
+        ]
         return String((0..<Int.random(in: 0..<12, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
     }
 
@@ -160,10 +174,14 @@ import Testing
         case 1: return Data(seeds.randomElement(using: &random)!.utf8)
         case 2:
             var data = Data(seeds.randomElement(using: &random)!.utf8)
-            data.append(contentsOf: (0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            data.append(
+                contentsOf: (0..<Int.random(in: 0..<64, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                })
             return data
         default:
-            return Data((0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            return Data(
+                (0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
         }
     }
 }

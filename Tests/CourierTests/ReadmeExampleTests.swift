@@ -25,7 +25,8 @@ import Testing
         // GET puts parameters in the URL; POST, PUT and PATCH put them in the body.
         var serializer = HTTPRequestSerializer()
         serializer.setAuthorization(username: "user", password: "secret")
-        let get = try serializer.request(method: "GET", urlString: "https://api.example.com/users", parameters: parameters)
+        let get = try serializer.request(
+            method: "GET", urlString: "https://api.example.com/users", parameters: parameters)
         // get.url == https://api.example.com/users?n=1&name=bang&phone%5Bmobile%5D=xx&tags%5B%5D=a&tags%5B%5D=b
 
         let post = try JSONRequestSerializer().request(
@@ -58,10 +59,12 @@ import Testing
         let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let test = try String(contentsOf: here, encoding: .utf8)
-        let readmeBlock = try #require(readme.components(separatedBy: "## Example\n\n```swift\nimport Courier\n\n").last?
-            .components(separatedBy: "```").first)
-        let testBlock = try #require(test.components(separatedBy: "// README example begins\n").dropFirst().first?
-            .components(separatedBy: "        // README example ends").first)
+        let readmeBlock = try #require(
+            readme.components(separatedBy: "## Example\n\n```swift\nimport Courier\n\n").last?
+                .components(separatedBy: "```").first)
+        let testBlock = try #require(
+            test.components(separatedBy: "// README example begins\n").dropFirst().first?
+                .components(separatedBy: "        // README example ends").first)
         let normalize = { (text: String) in
             text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }

@@ -116,7 +116,8 @@ public enum QueryString {
         lhs.unicodeScalars.lexicographicallyPrecedes(rhs.unicodeScalars)
     }
 
-    private static func flatten(key: String?, value: Parameter, arrayEncoding: ArrayEncoding, into pairs: inout [Pair]) {
+    private static func flatten(key: String?, value: Parameter, arrayEncoding: ArrayEncoding, into pairs: inout [Pair])
+    {
         switch value {
         case .dictionary(let dictionary):
             for childKey in dictionary.keys.sorted(by: precedes) {

@@ -105,8 +105,7 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         stack.append(XML(name: qualifiedName ?? elementName, attributes: attributes))
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?)
-    {
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
         guard let element = stack.popLast() else { return }
         if stack.isEmpty {
             root = element
@@ -120,9 +119,9 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         stack[stack.count - 1].text += string
     }
 
-    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+    func parser(_ parser: XMLParser, foundCDATA block: Data) {
         guard !stack.isEmpty else { return }
-        stack[stack.count - 1].text += String(decoding: CDATABlock, as: UTF8.self)
+        stack[stack.count - 1].text += String(decoding: block, as: UTF8.self)
     }
 
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {

@@ -24,7 +24,8 @@ enum XMLParserInput {
         if !entitiesAreExpanded, declaresEntities(bytes) {
             throw XMLParsingError(
                 line: 1, column: 1, code: nil,
-                reason: "documents that declare entities are not supported: FoundationXML on this platform drops their text"
+                reason:
+                    "documents that declare entities are not supported: FoundationXML on this platform drops their text"
             )
         }
         return Data(guardingEmptyProcessingInstructions(bytes) ?? bytes)
@@ -47,7 +48,8 @@ enum XMLParserInput {
             encoding = mark.encoding
         } else if let declared = declaredEncodingName(data) {
             guard let known = String.Encoding(ianaCharsetName: declared) else {
-                throw XMLParsingError(line: 1, column: 1, code: nil, reason: "the encoding “\(declared)” is not supported")
+                throw XMLParsingError(
+                    line: 1, column: 1, code: nil, reason: "the encoding “\(declared)” is not supported")
             }
             encoding = known
         }
@@ -79,11 +81,15 @@ enum XMLParserInput {
     }
 
     /// The value of `encoding = "…"` (or `'…'`) in a declaration, and where the value is.
-    private static func encodingAttribute(in declaration: Substring) -> (value: String, valueRange: Range<String.Index>)? {
+    private static func encodingAttribute(in declaration: Substring) -> (
+        value: String, valueRange: Range<String.Index>
+    )? {
         guard let key = declaration.range(of: "encoding") else { return nil }
         var index = key.upperBound
         func skipSpaces() {
-            while index < declaration.endIndex, declaration[index].isWhitespace { index = declaration.index(after: index) }
+            while index < declaration.endIndex, declaration[index].isWhitespace {
+                index = declaration.index(after: index)
+            }
         }
         skipSpaces()
         guard index < declaration.endIndex, declaration[index] == "=" else { return nil }

@@ -5,8 +5,10 @@ import Testing
 
 @Suite struct ParameterTests {
     @Test func literalsBuildTheMatchingCases() {
-        let parameters: Parameter = ["name": "bang", "phone": ["mobile": "xx"], "tags": ["a", "b"], "n": 1, "x": 1.5,
-            "ok": true, "none": nil]
+        let parameters: Parameter = [
+            "name": "bang", "phone": ["mobile": "xx"], "tags": ["a", "b"], "n": 1, "x": 1.5,
+            "ok": true, "none": nil,
+        ]
         #expect(
             parameters
                 == .dictionary([

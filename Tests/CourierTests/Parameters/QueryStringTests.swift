@@ -128,7 +128,9 @@ import Testing
         let parameters: Parameter = ["k": ["a", "b"], "n": [["x": 1]]]
         #expect(QueryString.encode(parameters, arrayEncoding: .brackets) == "k%5B%5D=a&k%5B%5D=b&n%5B%5D%5Bx%5D=1")
         #expect(QueryString.encode(parameters, arrayEncoding: .noBrackets) == "k=a&k=b&n%5Bx%5D=1")
-        #expect(QueryString.encode(parameters, arrayEncoding: .indexInBrackets) == "k%5B0%5D=a&k%5B1%5D=b&n%5B0%5D%5Bx%5D=1")
+        #expect(
+            QueryString.encode(parameters, arrayEncoding: .indexInBrackets) == "k%5B0%5D=a&k%5B1%5D=b&n%5B0%5D%5Bx%5D=1"
+        )
     }
 
     @Test func nonDictionaryRoots() {

@@ -82,14 +82,17 @@ import Testing
 
     /// FoundationXML on Linux trapped on element names that are not valid UTF-8.
     @Test func invalidUTF8IsRefusedNotCrashed() {
-        for bytes: [UInt8] in [[0x3C, 0x61, 0xEE, 0x70, 0xA6, 0x82], [0x3C, 0x61, 0x3E, 0xFF, 0x3C, 0x2F, 0x61, 0x3E]] {
+        for bytes: [UInt8] in [
+            [0x3C, 0x61, 0xEE, 0x70, 0xA6, 0x82], [0x3C, 0x61, 0x3E, 0xFF, 0x3C, 0x2F, 0x61, 0x3E],
+        ] {
             #expect(throws: XMLParsingError.self) { try XML.parse(Data(bytes)) }
         }
     }
 
     /// Inputs that crashed FoundationXML on Linux (found by fuzzing) must now be refused or parsed, never crash.
     @Test(arguments: [
-        Data("<?<?x?>".utf8), Data("<a<!--<?x?>".utf8), Data([0x3C, 0x3F, 0x78, 0x6D, 0x6C] + Array("encodingF?><".utf8) + [0xF0, 0xF8, 0xA3, 0x39]),
+        Data("<?<?x?>".utf8), Data("<a<!--<?x?>".utf8),
+        Data([0x3C, 0x3F, 0x78, 0x6D, 0x6C] + Array("encodingF?><".utf8) + [0xF0, 0xF8, 0xA3, 0x39]),
         Data("<?xml version=\"1.0\" encoding=\"UTF-16\"?><N".utf8) + Data([0xF0, 0xF8, 0xA3]),
     ])
     func crashingInputsFromFuzzingAreRefused(data: Data) {
@@ -103,7 +106,9 @@ import Testing
     }
 
     @Test func unknownDeclaredEncodingIsRefused() {
-        #expect(throws: XMLParsingError.self) { try XML.parse(Data("<?xml version=\"1.0\" encoding=\"x-klingon\"?><a/>".utf8)) }
+        #expect(throws: XMLParsingError.self) {
+            try XML.parse(Data("<?xml version=\"1.0\" encoding=\"x-klingon\"?><a/>".utf8))
+        }
     }
 
     @Test func declaredLatin1IsParsed() throws {

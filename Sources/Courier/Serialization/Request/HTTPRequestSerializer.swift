@@ -76,10 +76,12 @@ public struct HTTPRequestSerializer: RequestSerializer {
         methodsEncodingParametersInURI.contains((method ?? "GET").uppercased())
     }
 
+    /// Builds a request with ``makeRequest(method:urlString:)`` and serializes `parameters` into it.
     public func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest {
         try serialize(makeRequest(method: method, urlString: urlString), parameters: parameters)
     }
 
+    /// Adds the default headers the request lacks, then puts the query in the URL or the body (see the type).
     public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         var request = applyingHeaders(to: request)
         let query = try parameters.map { try queryString(for: request, parameters: $0) }

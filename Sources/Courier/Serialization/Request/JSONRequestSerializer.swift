@@ -19,8 +19,9 @@ public struct JSONRequestSerializer: HTTPRequestSerializerBased {
     public var outputFormatting: JSONEncoder.OutputFormatting
 
     /// Creates a serializer.
-    public init(http: HTTPRequestSerializer = HTTPRequestSerializer(), outputFormatting: JSONEncoder.OutputFormatting = [])
-    {
+    public init(
+        http: HTTPRequestSerializer = HTTPRequestSerializer(), outputFormatting: JSONEncoder.OutputFormatting = []
+    ) {
         self.http = http
         self.outputFormatting = outputFormatting
     }
@@ -52,6 +53,8 @@ public struct JSONRequestSerializer: HTTPRequestSerializerBased {
         }
     }
 
+    /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
+    /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         guard let parameters else { return request }
         var request = request

@@ -57,6 +57,8 @@ public struct PropertyListRequestSerializer: HTTPRequestSerializerBased {
         }
     }
 
+    /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
+    /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         guard let parameters else { return request }
         var request = request

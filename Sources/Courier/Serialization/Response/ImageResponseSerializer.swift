@@ -36,7 +36,8 @@ public struct ImageResponseSerializer: ResponseValidating {
 
     /// Validates and reads the image.
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> ImageData? {
-        try validateAndParse(response: response, data: data, failureReason: "The data is not an image in a known format.")
-        { try ImageData(data: $0, scale: imageScale) }
+        try validateAndParse(
+            response: response, data: data, failureReason: "The data is not an image in a known format."
+        ) { try ImageData(data: $0, scale: imageScale) }
     }
 }

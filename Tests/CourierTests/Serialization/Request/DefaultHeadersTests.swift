@@ -24,7 +24,8 @@ import Testing
 
     @Test func environmentPrecedenceFollowsGettext() {
         #expect(DefaultHeaders.posixLanguages(environment: ["LANG": "de_DE.UTF-8"]) == ["de-DE"])
-        #expect(DefaultHeaders.posixLanguages(environment: ["LANG": "de_DE.UTF-8", "LC_MESSAGES": "fr_FR"]) == ["fr-FR"])
+        #expect(
+            DefaultHeaders.posixLanguages(environment: ["LANG": "de_DE.UTF-8", "LC_MESSAGES": "fr_FR"]) == ["fr-FR"])
         #expect(
             DefaultHeaders.posixLanguages(environment: ["LANG": "de_DE", "LC_MESSAGES": "fr_FR", "LC_ALL": "it_IT"])
                 == ["it-IT"])

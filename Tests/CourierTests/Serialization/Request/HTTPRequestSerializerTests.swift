@@ -21,7 +21,8 @@ import Testing
 
     @Test func headAndDeleteAlsoUseTheQueryAndMethodsCompareUpperCased() throws {
         for method in ["HEAD", "DELETE", "get", "Delete"] {
-            let request = try serializer.request(method: method, urlString: "https://example.com/x", parameters: ["a": 1])
+            let request = try serializer.request(
+                method: method, urlString: "https://example.com/x", parameters: ["a": 1])
             #expect(request.url?.absoluteString == "https://example.com/x?a=1", "\(method)")
         }
     }
@@ -33,13 +34,15 @@ import Testing
     }
 
     @Test func queryGoesBeforeTheFragment() throws {
-        let request = try serializer.request(method: "GET", urlString: "https://example.com/x#frag", parameters: ["a": 1])
+        let request = try serializer.request(
+            method: "GET", urlString: "https://example.com/x#frag", parameters: ["a": 1])
         #expect(request.url?.absoluteString == "https://example.com/x?a=1#frag")
     }
 
     @Test func emptyParametersLeaveTheURLUnchanged() throws {
         for parameters: Parameter? in [nil, [:], ["a": []]] {
-            let request = try serializer.request(method: "GET", urlString: "https://example.com/x", parameters: parameters)
+            let request = try serializer.request(
+                method: "GET", urlString: "https://example.com/x", parameters: parameters)
             #expect(request.url?.absoluteString == "https://example.com/x")
         }
     }
@@ -78,7 +81,9 @@ import Testing
         let serialized = try serializer.serialize(request, parameters: nil)
         #expect(serialized.value(forHTTPHeaderField: "X-Thing") == "mine")
         #expect(serialized.value(forHTTPHeaderField: "User-Agent") == "agent/1")
-        #expect(serialized.value(forHTTPHeaderField: "Accept-Language") == serializer.value(forHTTPHeaderField: "accept-language"))
+        #expect(
+            serialized.value(forHTTPHeaderField: "Accept-Language")
+                == serializer.value(forHTTPHeaderField: "accept-language"))
     }
 
     @Test func hasUserAgentAndAcceptLanguageByDefault() throws {
@@ -132,7 +137,10 @@ import Testing
 
     @Test func customQueryStringIsNotCalledForNilParameters() throws {
         var serializer = serializer
-        serializer.queryStringSerialization = { _, _ in Issue.record("called"); return "x" }
+        serializer.queryStringSerialization = { _, _ in
+            Issue.record("called")
+            return "x"
+        }
         let request = try serializer.request(method: "GET", urlString: "https://example.com/x", parameters: nil)
         #expect(request.url?.absoluteString == "https://example.com/x")
     }
@@ -140,7 +148,8 @@ import Testing
     @Test func methodsEncodingParametersInURIAreConfigurable() throws {
         var serializer = serializer
         serializer.methodsEncodingParametersInURI = ["GET", "HEAD"]
-        let request = try serializer.request(method: "DELETE", urlString: "https://example.com/x", parameters: ["id": 3])
+        let request = try serializer.request(
+            method: "DELETE", urlString: "https://example.com/x", parameters: ["id": 3])
         #expect(request.url?.absoluteString == "https://example.com/x")
         #expect(request.httpBody == Data("id=3".utf8))
     }
@@ -176,7 +185,9 @@ import Testing
         #expect(set.networkServiceType == .background)
     }
 
-    @Test(arguments: ["", "not a url", "http://exa mple.com/", "http://[::1", "https://", "http:///path", "/relative", "foo"])
+    @Test(arguments: [
+        "", "not a url", "http://exa mple.com/", "http://[::1", "https://", "http:///path", "/relative", "foo",
+    ])
     func invalidURLStringsThrowBadURL(urlString: String) {
         do {
             _ = try serializer.request(method: "GET", urlString: urlString, parameters: ["a": 1])
@@ -200,7 +211,8 @@ import Testing
 
     @Test func longCJKParameterValuesRoundTrip() throws {
         let value = String(repeating: "漢字かなカナ한국어", count: 12)
-        let request = try serializer.request(method: "GET", urlString: "https://example.com/x", parameters: ["q": .string(value)])
+        let request = try serializer.request(
+            method: "GET", urlString: "https://example.com/x", parameters: ["q": .string(value)])
         let url = try #require(request.url)
         let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
         #expect(components.queryItems == [URLQueryItem(name: "q", value: value)])

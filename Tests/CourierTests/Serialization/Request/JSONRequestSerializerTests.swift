@@ -13,7 +13,9 @@ import Testing
     @Test func postWritesJSONBodyAndContentType() throws {
         let request = try serializer.request(
             method: "POST", urlString: "https://example.com/x",
-            parameters: ["name": "bang", "tags": ["a", "b"], "n": 1, "ok": true, "x": 1.5, "none": nil, "nested": ["k": "v"]])
+            parameters: [
+                "name": "bang", "tags": ["a", "b"], "n": 1, "ok": true, "x": 1.5, "none": nil, "nested": ["k": "v"],
+            ])
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json")
         let body = try #require(request.httpBody)
         #expect(
@@ -23,7 +25,8 @@ import Testing
     }
 
     @Test func getBehavesLikeTheHTTPSerializer() throws {
-        let request = try serializer.request(method: "GET", urlString: "https://example.com/x", parameters: ["a": ["b", "c"]])
+        let request = try serializer.request(
+            method: "GET", urlString: "https://example.com/x", parameters: ["a": ["b", "c"]])
         #expect(request.url?.absoluteString == "https://example.com/x?a%5B%5D=b&a%5B%5D=c")
         #expect(request.httpBody == nil)
         #expect(request.value(forHTTPHeaderField: "Content-Type") == nil)
@@ -46,7 +49,8 @@ import Testing
     }
 
     @Test(arguments: [
-        Parameter.dictionary(["s": .set(["a"])]), ["d": .data(Data([1]))], ["n": .double(.nan)], ["i": .double(.infinity)],
+        Parameter.dictionary(["s": .set(["a"])]), ["d": .data(Data([1]))], ["n": .double(.nan)],
+        ["i": .double(.infinity)],
         ["deep": [["x": .set([])]]],
     ])
     func unrepresentableValuesThrowCode1016(parameters: Parameter) {

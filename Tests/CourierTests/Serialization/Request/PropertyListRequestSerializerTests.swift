@@ -21,7 +21,8 @@ import Testing
         #expect(text.contains("<true/>"))
         let decoded = try PropertyListSerialization.propertyList(from: body, format: nil) as? [String: Any]
         #expect(decoded?["name"] as? String == "bang")
-        #expect(try PropertyList(data: body) == .dictionary(["name": .string("bang"), "n": .integer(1), "ok": .bool(true)]))
+        #expect(
+            try PropertyList(data: body) == .dictionary(["name": .string("bang"), "n": .integer(1), "ok": .bool(true)]))
     }
 
     @Test func binaryFormat() throws {
