@@ -7,14 +7,31 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"])
     ],
+    dependencies: [
+        // The "Debug" connection initializers the security policy relies on may change in a minor release.
+        .package(url: "https://github.com/swift-server/async-http-client.git", .upToNextMinor(from: "1.37.0")),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
     targets: [
         .target(
             name: "Courier",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier"],
+            dependencies: [
+                "Courier",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],

@@ -39,6 +39,27 @@ public enum CourierError: Error, Sendable {
     /// The server's certificate chain did not pass the security policy. Code -1202.
     case serverTrustEvaluationFailed(host: String, reason: String)
 
+    /// The request or resource timeout passed without progress. Code -1001.
+    case timedOut(context: Context)
+
+    /// More than the allowed number of redirects, or a redirect cycle. Code -1007.
+    case tooManyRedirects(context: Context)
+
+    /// No connection could be made to the host. Code -1004.
+    case cannotConnect(host: String, underlyingError: (any Error)?, context: Context)
+
+    /// The connection closed before the response was complete. Code -1005.
+    case connectionLost(underlyingError: (any Error)?, context: Context)
+
+    /// The server sent something that is not HTTP. Code -1011.
+    case badServerResponse(reason: String, underlyingError: (any Error)?, context: Context)
+
+    /// A file could not be read, written or moved (request bodies, downloads). Code -3000.
+    case fileOperationFailed(reason: String, underlyingError: (any Error)?, context: Context)
+
+    /// The transport failed for another reason; the transport's error is underneath. Code -1.
+    case requestFailed(underlyingError: (any Error)?, context: Context)
+
     /// What is known about the exchange that failed.
     public struct Context: Sendable {
         /// The request that failed, once a session has attached it.
@@ -74,6 +95,13 @@ extension CourierError {
         case .unacceptableStatusCode: return -1011
         case .cancelled: return -999
         case .serverTrustEvaluationFailed: return -1202
+        case .timedOut: return -1001
+        case .tooManyRedirects: return -1007
+        case .cannotConnect: return -1004
+        case .connectionLost: return -1005
+        case .badServerResponse: return -1011
+        case .fileOperationFailed: return -3000
+        case .requestFailed: return -1
         }
     }
 
@@ -81,7 +109,10 @@ extension CourierError {
     public var context: Context? {
         switch self {
         case .unacceptableContentType(_, _, let context), .unacceptableStatusCode(_, let context, _),
-            .responseSerializationFailed(_, let context, _), .cancelled(let context):
+            .responseSerializationFailed(_, let context, _), .cancelled(let context), .timedOut(let context),
+            .tooManyRedirects(let context), .cannotConnect(_, _, let context), .connectionLost(_, let context),
+            .badServerResponse(_, _, let context), .fileOperationFailed(_, _, let context),
+            .requestFailed(_, let context):
             return context
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
             return nil
@@ -104,9 +135,11 @@ extension CourierError {
     public var underlyingError: (any Error)? {
         switch self {
         case .parameterEncodingFailed(_, let error), .unacceptableStatusCode(_, _, let error),
-            .responseSerializationFailed(_, _, let error):
+            .responseSerializationFailed(_, _, let error), .cannotConnect(_, let error, _), .connectionLost(let error, _),
+            .badServerResponse(_, let error, _), .fileOperationFailed(_, let error, _), .requestFailed(let error, _):
             return error
-        case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed:
+        case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,
+            .tooManyRedirects:
             return nil
         }
     }
@@ -117,8 +150,9 @@ extension CourierError {
         return (underlyingError as? CourierError)?.contains(code: code) ?? false
     }
 
-    /// A copy of the error with the exchange's context changed, for the cases that have one.
-    func withContext(_ update: (inout Context) -> Void) -> CourierError {
+    /// A copy of the error with the exchange's context changed, for the cases that have one (sessions use it to
+    /// attach the failing request).
+    public func withContext(_ update: (inout Context) -> Void) -> CourierError {
         switch self {
         case .unacceptableContentType(let mime, let acceptable, var context):
             update(&context)
@@ -132,6 +166,27 @@ extension CourierError {
         case .cancelled(var context):
             update(&context)
             return .cancelled(context: context)
+        case .timedOut(var context):
+            update(&context)
+            return .timedOut(context: context)
+        case .tooManyRedirects(var context):
+            update(&context)
+            return .tooManyRedirects(context: context)
+        case .cannotConnect(let host, let underlying, var context):
+            update(&context)
+            return .cannotConnect(host: host, underlyingError: underlying, context: context)
+        case .connectionLost(let underlying, var context):
+            update(&context)
+            return .connectionLost(underlyingError: underlying, context: context)
+        case .badServerResponse(let reason, let underlying, var context):
+            update(&context)
+            return .badServerResponse(reason: reason, underlyingError: underlying, context: context)
+        case .fileOperationFailed(let reason, let underlying, var context):
+            update(&context)
+            return .fileOperationFailed(reason: reason, underlyingError: underlying, context: context)
+        case .requestFailed(let underlying, var context):
+            update(&context)
+            return .requestFailed(underlyingError: underlying, context: context)
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
             return self
         }
@@ -157,6 +212,20 @@ extension CourierError: LocalizedError {
         case .serverTrustEvaluationFailed(let host, _):
             return "The certificate for this server is invalid. You might be connecting to a server that is "
                 + "pretending to be “\(host)” which could put your confidential information at risk."
+        case .timedOut:
+            return "The request timed out."
+        case .tooManyRedirects:
+            return "too many HTTP redirects"
+        case .cannotConnect:
+            return "Could not connect to the server."
+        case .connectionLost:
+            return "The network connection was lost."
+        case .badServerResponse(let reason, _, _):
+            return "bad server response: \(reason)"
+        case .fileOperationFailed(let reason, _, _):
+            return reason
+        case .requestFailed(let error, _):
+            return "The request failed: \(error.map { String(describing: $0) } ?? "unknown error")"
         }
     }
 
@@ -164,7 +233,9 @@ extension CourierError: LocalizedError {
     public var failureReason: String? {
         switch self {
         case .serverTrustEvaluationFailed(_, let reason): return reason
-        case .parameterEncodingFailed(_, let error?), .responseSerializationFailed(_, _, let error?):
+        case .parameterEncodingFailed(_, let error?), .responseSerializationFailed(_, _, let error?),
+            .cannotConnect(_, let error?, _), .connectionLost(let error?, _), .badServerResponse(_, let error?, _),
+            .fileOperationFailed(_, let error?, _):
             return String(describing: error)
         default: return nil
         }

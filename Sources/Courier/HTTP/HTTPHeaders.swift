@@ -44,6 +44,16 @@ public struct HTTPHeaders: Sendable, Hashable {
         }
     }
 
+    /// Appends a field even when one of the same name exists, as responses repeat `Set-Cookie`.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// The values of every field with this name (any case), in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
     /// The fields as a dictionary keyed by name as set.
     public var dictionary: [String: String] {
         Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })

@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+// A separate package so that the root package's `swift build` / `swift test` never build the benchmark.
+// Run it with `bash Benchmarks/run.sh` (see README.md).
+import PackageDescription
+
+let package = Package(
+    name: "CourierBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Courier", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", .upToNextMinor(from: "1.37.0")),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CourierBench",
+            dependencies: [
+                .product(name: "Courier", package: "Courier"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,158 @@
+import AsyncHTTPClient
+import Courier
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// MARK: The model every client decodes
+
+/// One record of the 1 KB payload served by nginx (`1k.json`, written by `run.sh`).
+struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+    var username: String
+    var email: String
+    var active: Bool
+    var score: Double
+    var roles: [String]
+    var createdAt: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, username, email, active, score, roles
+        case createdAt = "created_at"
+    }
+}
+
+/// The whole payload: a page of users.
+struct UserPage: Codable, Sendable {
+    var page: Int
+    var perPage: Int
+    var total: Int
+    var users: [User]
+
+    enum CodingKeys: String, CodingKey {
+        case page, total, users
+        case perPage = "per_page"
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+}
+
+// MARK: The four clients under test
+
+/// Connections per host for the raw clients (NIOTransport's default is also 32).
+let poolSize = 32
+
+/// A client under test: `fetch()` makes one GET of the payload and decodes it into a ``UserPage``.
+protocol BenchClient: Sendable {
+    /// The name printed in the results.
+    static var label: String { get }
+    func fetch() async throws -> UserPage
+    /// Releases the client's connections (and, for URLSession, invalidates the session).
+    func shutdown() async
+}
+
+/// (a) AsyncHTTPClient used directly: `execute` + `collect(upTo:)` + `JSONDecoder`.
+final class RawAsyncHTTPClient: BenchClient {
+    static let label = "raw AsyncHTTPClient"
+    let client: HTTPClient
+    let url: String
+
+    init(url: URL) {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: poolSize)
+        // The same event-loop group NIOTransport uses, so both run on the same threads.
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.url = url.absoluteString
+    }
+
+    func fetch() async throws -> UserPage {
+        let request = HTTPClientRequest(url: url)
+        let response = try await client.execute(request, timeout: .seconds(30))
+        guard response.status == .ok else { throw BenchError(description: "AHC: status \(response.status.code)") }
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return try JSONDecoder().decode(UserPage.self, from: body)
+    }
+
+    func shutdown() async {
+        do {
+            try await client.shutdown()
+        } catch {
+            print("warning: HTTPClient.shutdown failed: \(error)")
+        }
+    }
+}
+
+/// (c) URLSession used directly: `data(for:)` + `JSONDecoder`.
+final class RawURLSession: BenchClient {
+    static let label = "raw URLSession"
+    let session: URLSession
+    let request: URLRequest
+
+    init(url: URL) {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = poolSize
+        session = URLSession(configuration: configuration)
+        request = URLRequest(url: url)
+    }
+
+    func fetch() async throws -> UserPage {
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+            throw BenchError(description: "URLSession: unexpected response \(response)")
+        }
+        return try JSONDecoder().decode(UserPage.self, from: data)
+    }
+
+    func shutdown() async {
+        session.finishTasksAndInvalidate()
+    }
+}
+
+/// (b) and (d) Courier: `HTTPSessionManager.get(_:as:)` on the given transport.
+struct CourierClient<Kind: CourierTransportKind>: BenchClient {
+    static var label: String { Kind.label }
+    let manager: HTTPSessionManager
+    let path: String
+
+    init(baseURL: URL, path: String) {
+        manager = HTTPSessionManager(baseURL: baseURL, transport: Kind.makeTransport())
+        self.path = path
+    }
+
+    func fetch() async throws -> UserPage {
+        try await manager.get(path, as: UserPage.self).value
+    }
+
+    func shutdown() async {
+        manager.invalidate(cancelingTasks: false)
+        await manager.transport.shutdown()
+    }
+}
+
+protocol CourierTransportKind: Sendable {
+    static var label: String { get }
+    static func makeTransport() -> any Transport
+}
+
+enum OnNIO: CourierTransportKind {
+    static let label = "Courier/NIOTransport"
+    static func makeTransport() -> any Transport {
+        // NIOTransport's default pool is 32 connections per host, the same as the raw client at c=32.
+        NIOTransport()
+    }
+}
+
+enum OnURLSession: CourierTransportKind {
+    static let label = "Courier/URLSessionTransport"
+    static func makeTransport() -> any Transport {
+        URLSessionTransport()
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// GET throughput of Courier against the clients it is built on; see Benchmarks/README.md.
+///
+/// For every concurrency C and every client, one measurement: make the client, warm it up with C concurrent
+/// requests, then C workers each send their share of N requests one after another (N in all), decoding every
+/// body into ``UserPage``; then shut the client down. All of that is repeated `--repeat` times, interleaved
+/// (round 1 of every case, then round 2, …), and the median is reported.
+@main
+struct CourierBench {
+    static let usage = """
+        usage: CourierBench --url BASE_URL [--path 1k.json] [--requests 5000] [--concurrency 1,32] [--repeat 3]
+                            [--clients ahc,courier-nio,urlsession,courier-urlsession]
+        """
+
+    static func main() async {
+        do {
+            let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+            try await run(options)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n\(usage)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(_ options: Options) async throws {
+        let payloadURL = options.baseURL.appendingPathComponent(options.path)
+        try await preflight(payloadURL)
+        print(
+            "N=\(options.requests) GETs per measurement, concurrency \(options.concurrencies.map(String.init).joined(separator: ", ")), "
+                + "\(options.repeats) interleaved round(s), median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("peak RSS (ru_maxrss) is a process-wide high-water mark: the value after a case includes every case before it.\n")
+
+        var results: [Key: [Measurement]] = [:]
+        for round in 1...options.repeats {
+            for concurrency in options.concurrencies {
+                for kind in options.clients {
+                    let measurement = try await measure(
+                        kind, baseURL: options.baseURL, path: options.path, payloadURL: payloadURL,
+                        requests: options.requests, concurrency: concurrency)
+                    results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
+                    print(
+                        "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 28))"
+                            + "\(pad(format(measurement.requestsPerSecond, 0), 8)) req/s  "
+                            + "CPU \(format(measurement.cpuSeconds, 2)) s (\(format(measurement.cpuMicrosPerRequest, 0)) µs/req)  "
+                            + "wall \(format(measurement.wallSeconds, 2)) s  peak RSS so far \(format(measurement.maxRSSMB, 1)) MB")
+                }
+            }
+        }
+        report(results, options: options)
+    }
+
+    /// One GET before anything is measured: the server answers, and the body is the ~1 KB JSON we expect.
+    static func preflight(_ url: URL) async throws {
+        let client = RawAsyncHTTPClient(url: url)
+        let page: UserPage
+        do {
+            page = try await client.fetch()
+        } catch {
+            await client.shutdown()
+            throw BenchError(description: "preflight GET \(url) failed: \(error)")
+        }
+        await client.shutdown()
+        print("payload: \(url) → \(page.users.count) users, page \(page.page)")
+    }
+
+    // MARK: Measuring
+
+    static func measure(
+        _ kind: ClientKind, baseURL: URL, path: String, payloadURL: URL, requests: Int, concurrency: Int
+    ) async throws -> Measurement {
+        switch kind {
+        case .asyncHTTPClient:
+            return try await measure(RawAsyncHTTPClient(url: payloadURL), requests: requests, concurrency: concurrency)
+        case .courierNIO:
+            return try await measure(
+                CourierClient<OnNIO>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
+        case .urlSession:
+            return try await measure(RawURLSession(url: payloadURL), requests: requests, concurrency: concurrency)
+        case .courierURLSession:
+            return try await measure(
+                CourierClient<OnURLSession>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
+        }
+    }
+
+    static func measure<Client: BenchClient>(_ client: Client, requests: Int, concurrency: Int) async throws
+        -> Measurement
+    {
+        do {
+            // Warm-up: one request per worker, so every connection the run needs is open.
+            try await load(client, requests: concurrency, concurrency: concurrency)
+            let before = ResourceUsage.now()
+            let start = ContinuousClock.now
+            try await load(client, requests: requests, concurrency: concurrency)
+            let wall = ContinuousClock.now - start
+            let after = ResourceUsage.now()
+            await client.shutdown()
+            let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+            return Measurement(
+                requests: requests, wallSeconds: seconds, cpuSeconds: after.cpuSeconds - before.cpuSeconds,
+                maxRSSMB: Double(after.maxRSSKB) / 1024)
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    /// `concurrency` workers in a task group, each sending its share of `requests` one after another.
+    static func load<Client: BenchClient>(_ client: Client, requests: Int, concurrency: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<concurrency {
+                let share = requests / concurrency + (worker < requests % concurrency ? 1 : 0)
+                group.addTask {
+                    for _ in 0..<share {
+                        let page = try await client.fetch()
+                        guard !page.users.isEmpty else { throw BenchError(description: "decoded no users") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    // MARK: Reporting
+
+    static func report(_ results: [Key: [Measurement]], options: Options) {
+        print("\n## Medians of \(options.repeats) round(s), N=\(options.requests) per measurement\n")
+        print("| client | c | req/s (median) | req/s (all rounds) | CPU s (median) | CPU µs/req | peak RSS after case* |")
+        print("|---|---:|---:|---|---:|---:|---:|")
+        for concurrency in options.concurrencies {
+            for kind in options.clients {
+                guard let runs = results[Key(kind: kind, concurrency: concurrency)] else { continue }
+                let rps = median(runs.map(\.requestsPerSecond))
+                let cpu = median(runs.map(\.cpuSeconds))
+                let rss = runs.map(\.maxRSSMB).max() ?? 0
+                print(
+                    "| \(kind.label) | \(concurrency) | \(format(rps, 0)) | \(runs.map { format($0.requestsPerSecond, 0) }.joined(separator: " / ")) "
+                        + "| \(format(cpu, 2)) | \(format(cpu / Double(options.requests) * 1e6, 0)) | \(format(rss, 1)) MB |")
+            }
+        }
+        print("\n* ru_maxrss is the process-wide high-water mark, so each value includes every case measured before it.\n")
+
+        func ratio(_ courier: ClientKind, _ raw: ClientKind, _ concurrency: Int) -> Double? {
+            guard let a = results[Key(kind: courier, concurrency: concurrency)],
+                let b = results[Key(kind: raw, concurrency: concurrency)]
+            else { return nil }
+            return median(a.map(\.requestsPerSecond)) / median(b.map(\.requestsPerSecond))
+        }
+        func cpuRatio(_ courier: ClientKind, _ raw: ClientKind, _ concurrency: Int) -> Double? {
+            guard let a = results[Key(kind: courier, concurrency: concurrency)],
+                let b = results[Key(kind: raw, concurrency: concurrency)]
+            else { return nil }
+            return median(a.map(\.cpuSeconds)) / median(b.map(\.cpuSeconds))
+        }
+        var verdict: Bool? = true
+        for concurrency in options.concurrencies {
+            if let r = ratio(.courierNIO, .asyncHTTPClient, concurrency) {
+                print(
+                    "c=\(pad(String(concurrency), 2)): Courier/NIOTransport ÷ raw AsyncHTTPClient = \(format(r, 2))x req/s"
+                        + " (CPU \(format(cpuRatio(.courierNIO, .asyncHTTPClient, concurrency) ?? .nan, 2))x)")
+                if r < 0.9 { verdict = false }
+            } else {
+                verdict = nil
+            }
+            if let r = ratio(.courierURLSession, .urlSession, concurrency) {
+                print(
+                    "c=\(pad(String(concurrency), 2)): Courier/URLSessionTransport ÷ raw URLSession = \(format(r, 2))x req/s"
+                        + " (CPU \(format(cpuRatio(.courierURLSession, .urlSession, concurrency) ?? .nan, 2))x)")
+            }
+        }
+        let asked = options.concurrencies.sorted() == [1, 32]
+        switch verdict {
+        case .some(let pass) where asked:
+            print("target: Courier/NIOTransport >= 0.9x raw AsyncHTTPClient at c=1 and c=32: \(pass ? "PASS" : "FAIL")")
+        default:
+            print("target: Courier/NIOTransport >= 0.9x raw AsyncHTTPClient at c=1 and c=32: not judged (needs both clients at c=1 and c=32)")
+        }
+    }
+}
+
+// MARK: Support
+
+enum ClientKind: String, CaseIterable, Hashable {
+    case asyncHTTPClient = "ahc"
+    case courierNIO = "courier-nio"
+    case urlSession = "urlsession"
+    case courierURLSession = "courier-urlsession"
+
+    var label: String {
+        switch self {
+        case .asyncHTTPClient: RawAsyncHTTPClient.label
+        case .courierNIO: CourierClient<OnNIO>.label
+        case .urlSession: RawURLSession.label
+        case .courierURLSession: CourierClient<OnURLSession>.label
+        }
+    }
+}
+
+struct Key: Hashable {
+    var kind: ClientKind
+    var concurrency: Int
+}
+
+struct Measurement {
+    var requests: Int
+    var wallSeconds: Double
+    var cpuSeconds: Double
+    var maxRSSMB: Double
+
+    var requestsPerSecond: Double { Double(requests) / wallSeconds }
+    var cpuMicrosPerRequest: Double { cpuSeconds / Double(requests) * 1e6 }
+}
+
+/// `getrusage(RUSAGE_SELF)`: CPU time (user + system) of the whole process, and its peak RSS.
+struct ResourceUsage {
+    var cpuSeconds: Double
+    var maxRSSKB: Int
+
+    static func now() -> ResourceUsage {
+        var usage = rusage()
+        #if canImport(Glibc)
+            _ = getrusage(RUSAGE_SELF, &usage)
+            let kilobytes = usage.ru_maxrss  // kilobytes on Linux
+        #else
+            _ = getrusage(RUSAGE_SELF, &usage)
+            let kilobytes = usage.ru_maxrss / 1024  // bytes on Darwin
+        #endif
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return ResourceUsage(cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), maxRSSKB: Int(kilobytes))
+    }
+}
+
+struct Options {
+    var baseURL: URL
+    var path = "1k.json"
+    var requests = 5000
+    var concurrencies = [1, 32]
+    var repeats = 3
+    var clients = ClientKind.allCases
+
+    init(arguments: [String]) throws {
+        var baseURL: URL?
+        var remaining = arguments[...]
+        func value(_ flag: String) throws -> String {
+            guard let value = remaining.popFirst() else { throw BenchError(description: "\(flag) needs a value") }
+            return value
+        }
+        func positive(_ flag: String, _ text: String) throws -> Int {
+            guard let number = Int(text), number > 0 else { throw BenchError(description: "\(flag): not a positive number: \(text)") }
+            return number
+        }
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--url":
+                let text = try value(flag)
+                guard let url = URL(string: text), url.scheme != nil else { throw BenchError(description: "bad --url \(text)") }
+                baseURL = url
+            case "--path": path = try value(flag)
+            case "--requests", "-n": requests = try positive(flag, try value(flag))
+            case "--repeat": repeats = try positive(flag, try value(flag))
+            case "--concurrency", "-c":
+                concurrencies = try value(flag).split(separator: ",").map { try positive(flag, String($0)) }
+            case "--clients":
+                clients = try value(flag).split(separator: ",").map {
+                    guard let kind = ClientKind(rawValue: String($0)) else {
+                        throw BenchError(description: "unknown client \($0); known: \(ClientKind.allCases.map(\.rawValue))")
+                    }
+                    return kind
+                }
+            case "--help", "-h":
+                print(CourierBench.usage)
+                exit(0)
+            default: throw BenchError(description: "unknown argument \(flag)")
+            }
+        }
+        guard let baseURL else { throw BenchError(description: "--url is required") }
+        self.baseURL = baseURL
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+func format(_ value: Double, _ decimals: Int) -> String {
+    guard value.isFinite else { return "n/a" }
+    if decimals == 0 {
+        // Thousands separators for whole numbers, e.g. 26,298.
+        let digits = String(Int(value.rounded()))
+        var out = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0, index % 3 == 0, character != "-" { out.append(",") }
+            out.append(character)
+        }
+        return String(out.reversed())
+    }
+    return String(format: "%.\(decimals)f", value)
+}
+
+func pad(_ text: String, _ width: Int) -> String {
+    String(repeating: " ", count: max(0, width - text.count)) + text
+}
+
+func padRight(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}

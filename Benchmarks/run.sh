@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# GET throughput of Courier vs. raw AsyncHTTPClient and raw URLSession against a local nginx (see README.md).
+#
+#   bash Benchmarks/run.sh                 # N=5000, c=1 and c=32, 3 interleaved rounds
+#   bash Benchmarks/run.sh --repeat 5      # any further arguments go to CourierBench
+#   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
+#
+# Installs nginx and wrk with apt-get when they are missing, serves a 1 KB JSON file from a temporary nginx on a
+# free 127.0.0.1 port, builds the benchmark in release mode and runs it. nginx is stopped on exit.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+WRK_SECONDS="${WRK_SECONDS:-5}"
+
+# --- tools ----------------------------------------------------------------------------------------------------
+missing=()
+command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}"
+    SUDO=""
+    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+# --- nginx on a free port -------------------------------------------------------------------------------------
+WORK="$(mktemp -d /tmp/courier-bench.XXXXXX)"
+NGINX_PID=""
+cleanup() {
+    if [[ -n "$NGINX_PID" ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        kill "$NGINX_PID" 2>/dev/null || true
+        wait "$NGINX_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=""
+for _ in $(seq 1 50); do
+    candidate=$((20000 + RANDOM % 30000))
+    if port_is_free "$candidate"; then PORT="$candidate"; break; fi
+done
+[[ -n "$PORT" ]] || { echo "no free port found" >&2; exit 1; }
+
+mkdir -p "$WORK/www" "$WORK/temp"
+# The worker may run as an unprivileged user (nobody) when nginx is started as root: let it read the files.
+chmod 755 "$WORK" "$WORK/www"
+# A realistic ~1 KB JSON payload (1,024 bytes): a page of six user records, decoded into UserPage by every client.
+printf '%s' '{"page":1,"per_page":6,"total":2140,"users":[{"id":1041,"name":"Ada Lovelace","username":"ada","email":"ada@example.com","active":true,"score":98.5,"roles":["admin","dev"],"created_at":"2024-01-15T09:30:00Z"},{"id":1042,"name":"Alan Turing","username":"aturing","email":"aturing@example.com","active":true,"score":97.25,"roles":["dev"],"created_at":"2024-02-03T14:12:45Z"},{"id":1043,"name":"Grace Hopper","username":"grace","email":"grace@example.com","active":false,"score":88.0,"roles":["user"],"created_at":"2024-03-21T08:05:10Z"},{"id":1044,"name":"Edsger Dijkstra","username":"ewd","email":"ewd@example.com","active":true,"score":91.75,"roles":["dev","ops"],"created_at":"2024-04-09T17:45:30Z"},{"id":1045,"name":"Barbara Liskov","username":"liskov","email":"liskov@example.com","active":true,"score":95.0,"roles":["ops"],"created_at":"2024-05-30T11:20:00Z"},{"id":1046,"name":"Donald Knuth","username":"dek","email":"dek@example.com","active":false,"score":99.9,"roles":["user"],"created_at":"2024-06-18T06:55:15Z"}]}' \
+    >"$WORK/www/1k.json"
+chmod 644 "$WORK/www/1k.json"
+
+cat >"$WORK/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { application/json json; }
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 120s;
+    keepalive_requests 1000000;
+    client_body_temp_path $WORK/temp/body;
+    proxy_temp_path $WORK/temp/proxy;
+    fastcgi_temp_path $WORK/temp/fastcgi;
+    uwsgi_temp_path $WORK/temp/uwsgi;
+    scgi_temp_path $WORK/temp/scgi;
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+        location / { }
+    }
+}
+EOF
+
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK/" &
+NGINX_PID=$!
+for _ in $(seq 1 100); do
+    if ! port_is_free "$PORT"; then break; fi
+    kill -0 "$NGINX_PID" 2>/dev/null || { echo "nginx did not start:" >&2; cat "$WORK/error.log" >&2 || true; exit 1; }
+    sleep 0.05
+done
+BASE_URL="http://127.0.0.1:$PORT/"
+echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json ($(wc -c <"$WORK/www/1k.json") bytes)"
+
+# --- build ----------------------------------------------------------------------------------------------------
+echo "building CourierBench (release)…"
+build_start=$SECONDS
+swift build -c release --package-path "$BENCH_DIR" --product CourierBench
+BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+echo "built in $((SECONDS - build_start)) s"
+
+# --- machine --------------------------------------------------------------------------------------------------
+echo
+echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(free -g | awk '/Mem:/ {print $2}') GiB;" \
+    "nginx (1 worker) runs on the same cores"
+echo "swift:   $(swift --version 2>&1 | head -1)"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# --- reference: wrk -------------------------------------------------------------------------------------------
+if [[ "$WRK_SECONDS" != "0" ]]; then
+    echo
+    for c in 1 32; do
+        rps="$(wrk -t1 -c"$c" -d"${WRK_SECONDS}s" "${BASE_URL}1k.json" | awk '/Requests\/sec/ {print $2}')"
+        echo "reference: wrk -t1 -c$c -d${WRK_SECONDS}s → $rps req/s (no JSON decoding; ceiling of the server + loopback)"
+    done
+fi
+
+# --- the benchmark --------------------------------------------------------------------------------------------
+echo
+"$BIN" --url "$BASE_URL" --path 1k.json "$@"

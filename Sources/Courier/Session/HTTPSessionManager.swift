@@ -1,0 +1,337 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An HTTP client with a base URL (`AFHTTPSessionManager`).
+///
+/// ```swift
+/// let client = HTTPSessionManager(baseURL: URL(string: "https://api.example.com/v1"))
+/// let user = try await client.get("users/1", as: User.self).value
+/// ```
+///
+/// Relative URL strings resolve against ``baseURL`` per RFC 3986: `foo` → `…/v1/foo`, `/foo` → `…/foo`,
+/// `?a=b` → `…/v1/?a=b`, and `""` → the base itself. The callback methods (`get(_:parameters:headers:…)`) create,
+/// resume and return the task like AFNetworking's; the `async` ones return a ``Response`` and cancel the request
+/// when the calling Swift task is cancelled.
+open class HTTPSessionManager: SessionManager, @unchecked Sendable {
+    /// The URL relative strings resolve against; a base with a non-empty path always ends in `/`.
+    public let baseURL: URL?
+
+    private let serializer = Locked<any RequestSerializer>(HTTPRequestSerializer())
+
+    /// Builds requests from methods, URL strings and parameters; default ``HTTPRequestSerializer``.
+    public var requestSerializer: any RequestSerializer {
+        get { serializer.withLock { $0 } }
+        set { serializer.withLock { $0 = newValue } }
+    }
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - baseURL: the base for relative URL strings; a `/` is added to a non-empty path that lacks one.
+    ///   - configuration: timeouts, headers, cookies, redirects.
+    ///   - transport: the platform's default when `nil`.
+    public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default, transport: (any Transport)? = nil) {
+        self.baseURL = baseURL.map(Self.normalizedBaseURL)
+        super.init(configuration: configuration, transport: transport)
+    }
+
+    static func normalizedBaseURL(_ url: URL) -> URL {
+        guard !url.path.isEmpty, !url.absoluteString.hasSuffix("/") else { return url }
+        return url.appendingPathComponent("")
+    }
+
+    /// The absolute URL for `urlString`: resolved against ``baseURL`` when there is one.
+    ///
+    /// - Throws: ``CourierError/invalidURL(_:)`` when it does not resolve.
+    public func url(for urlString: String) throws -> URL {
+        guard let baseURL else {
+            guard let url = URL(string: urlString), url.scheme != nil else { throw CourierError.invalidURL(urlString) }
+            return url
+        }
+        // Foundation on Linux resolves the empty reference to nil; RFC 3986 §5.2.2 makes it the base itself.
+        if urlString.isEmpty { return baseURL }
+        guard let url = URL(string: urlString, relativeTo: baseURL)?.absoluteURL else {
+            throw CourierError.invalidURL(urlString)
+        }
+        return url
+    }
+
+    /// The request for a call: serialized by ``requestSerializer``, then `headers` set over the serializer's
+    /// defaults of the same name.
+    public func makeRequest(method: String, urlString: String, parameters: Parameter?, headers: HTTPHeaders) throws
+        -> URLRequest
+    {
+        let url = try url(for: urlString)
+        var request = try requestSerializer.request(
+            method: method, urlString: url.absoluteString, parameters: parameters)
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name) }
+        return request
+    }
+
+    // MARK: AFNetworking-style calls
+
+    /// A data task for the call, not yet resumed (`dataTaskWithHTTPMethod:…`). When the request cannot be built,
+    /// `failure` is called with a `nil` task on the completion queue and the method returns `nil`.
+    @discardableResult
+    public func dataTask(
+        method: String, urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
+        downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        let request: URLRequest
+        do {
+            request = try makeRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
+        } catch {
+            (completionQueue ?? .main).async { failure?(nil, error) }
+            return nil
+        }
+        let taskBox = Locked<DataTask?>(nil)
+        let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress) {
+            _, object, error in
+            guard let task = taskBox.value else { return }
+            if let error {
+                failure?(task, error)
+            } else {
+                success?(task, object)
+            }
+        }
+        taskBox.withLock { $0 = task }
+        return task
+    }
+
+    /// GET; parameters go in the query.
+    @discardableResult
+    public func get(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "GET", urlString: urlString, parameters: parameters, headers: headers,
+                downloadProgress: progress, success: success, failure: failure))
+    }
+
+    /// HEAD; `success` gets only the task, as the response has no body.
+    @discardableResult
+    public func head(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        success: (@Sendable (DataTask) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "HEAD", urlString: urlString, parameters: parameters, headers: headers,
+                success: { task, _ in success?(task) }, failure: failure))
+    }
+
+    /// POST; parameters go in the body.
+    @discardableResult
+    public func post(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "POST", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: progress, success: success, failure: failure))
+    }
+
+    /// PUT; parameters go in the body.
+    @discardableResult
+    public func put(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "PUT", urlString: urlString, parameters: parameters, headers: headers, success: success,
+                failure: failure))
+    }
+
+    /// PATCH; parameters go in the body.
+    @discardableResult
+    public func patch(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "PATCH", urlString: urlString, parameters: parameters, headers: headers, success: success,
+                failure: failure))
+    }
+
+    /// DELETE; parameters go in the query (see ``HTTPRequestSerializer/methodsEncodingParametersInURI``).
+    @discardableResult
+    public func delete(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> DataTask? {
+        resumed(
+            dataTask(
+                method: "DELETE", urlString: urlString, parameters: parameters, headers: headers, success: success,
+                failure: failure))
+    }
+
+    private func resumed(_ task: DataTask?) -> DataTask? {
+        task?.resume()
+        return task
+    }
+
+    // MARK: async/await
+
+    /// Sends a request and serializes the response with `serializer`.
+    ///
+    /// Cancelling the calling Swift task cancels the request.
+    ///
+    /// - Throws: ``CourierError`` with the request, response and body attached.
+    public func send<Serializer: ResponseSerializer>(
+        _ method: String, _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        serializer: Serializer
+    ) async throws -> Response<Serializer.SerializedObject> {
+        let request = try makeRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
+        return try await send(request, serializer: serializer)
+    }
+
+    /// Sends a prepared request and serializes the response with `serializer`.
+    public func send<Serializer: ResponseSerializer>(_ request: URLRequest, serializer: Serializer) async throws
+        -> Response<Serializer.SerializedObject>
+    {
+        let started = Date()
+        let outcome = Outcome<(Serializer.SerializedObject, Data?)>()
+        let task = DataTask(request: request, controller: core)
+        register(
+            task, uploadBody: nil, nil, nil,
+            { response, object, error in
+                if let error {
+                    outcome.fulfill(.failure(error))
+                } else if let (value, data) = object as? (Serializer.SerializedObject, Data?) {
+                    outcome.fulfill(.success((value, data)))
+                } else {
+                    outcome.fulfill(.failure(CourierError.requestFailed(underlyingError: nil, context: .init(response: response))))
+                }
+            }, serializer: DataKeepingSerializer(base: serializer), completionQueue: .some(nil))
+        let (value, data) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.wait(with: continuation)
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+        guard let response = task.response else {
+            throw CourierError.badServerResponse(reason: "no response", underlyingError: nil, context: .init(request: request))
+        }
+        return Response(
+            request: task.currentRequest ?? request, response: response, data: data ?? Data(), value: value,
+            metrics: Response.Metrics(start: started, end: Date()))
+    }
+
+    /// Sends a request and decodes the response body as `type` (JSON by default).
+    public func send<Value: Decodable & Sendable>(
+        _ method: String, _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        as type: Value.Type, decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send(
+            method, urlString, parameters: parameters, headers: headers,
+            serializer: DecodableResponseSerializer(type, decoder: decoder))
+    }
+
+    /// GET, decoding the body as `type`.
+    public func get<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send("GET", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+    }
+
+    /// GET, parsing the body as ``JSON``.
+    public func get(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders())
+        async throws -> Response<JSON?>
+    {
+        try await send("GET", urlString, parameters: parameters, headers: headers, serializer: JSONResponseSerializer())
+    }
+
+    /// HEAD: the response head, no body.
+    public func head(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders())
+        async throws -> Response<Data?>
+    {
+        try await send("HEAD", urlString, parameters: parameters, headers: headers, serializer: HTTPResponseSerializer())
+    }
+
+    /// POST, decoding the body as `type`.
+    public func post<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send("POST", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+    }
+
+    /// PUT, decoding the body as `type`.
+    public func put<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send("PUT", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+    }
+
+    /// PATCH, decoding the body as `type`.
+    public func patch<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send("PATCH", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+    }
+
+    /// DELETE, decoding the body as `type`.
+    public func delete<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder()
+    ) async throws -> Response<Value> {
+        try await send("DELETE", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+    }
+}
+
+/// Runs a serializer and keeps the raw body next to its result, for ``Response/data``.
+private struct DataKeepingSerializer<Base: ResponseSerializer>: ResponseSerializer {
+    let base: Base
+
+    func serialize(response: HTTPURLResponse?, data: Data?) throws -> (Base.SerializedObject, Data?) {
+        (try base.serialize(response: response, data: data), data)
+    }
+}
+
+/// A result delivered once, to a continuation that may arrive before or after it.
+private final class Outcome<Value: Sendable>: Sendable {
+    private let state = Locked<(result: Result<Value, any Error>?, continuation: CheckedContinuation<Value, any Error>?)>(
+        (nil, nil))
+
+    func fulfill(_ result: Result<Value, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    func wait(with continuation: CheckedContinuation<Value, any Error>) {
+        let ready = state.withLock { state -> Result<Value, any Error>? in
+            if state.result == nil { state.continuation = continuation }
+            return state.result
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How a ``SessionManager`` sends requests: timeouts, extra headers, cookies and redirects.
+public struct SessionConfiguration: Sendable {
+    /// How long a request may wait for the response head or the next chunk of its body; default 60 s. A request's
+    /// own `URLRequest.timeoutInterval` takes precedence when it differs from `URLRequest`'s default.
+    public var timeoutIntervalForRequest: TimeInterval = 60
+    /// How long a whole task may take, redirects and body included; default 7 days.
+    public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
+    /// Headers added to every request that has no field of the same name.
+    public var httpAdditionalHeaders: HTTPHeaders = HTTPHeaders()
+    /// Where cookies are kept; default `HTTPCookieStorage.shared`, `nil` for no cookies.
+    public var httpCookieStorage: HTTPCookieStorage? = .shared
+    /// Whether cookies are sent and stored at all (a request's `httpShouldHandleCookies` can also turn them off).
+    public var httpShouldSetCookies: Bool = true
+    /// How many redirects a task follows before failing with ``CourierError/tooManyRedirects(context:)``; default
+    /// 16.
+    public var maximumRedirects: Int = 16
+    /// Credentials answered to Basic and Digest challenges when no authentication hook decides otherwise.
+    public var credential: Credential?
+
+    /// The default configuration.
+    public init() {}
+
+    /// The default configuration (AFNetworking's `defaultSessionConfiguration`).
+    public static var `default`: SessionConfiguration { SessionConfiguration() }
+
+    /// A configuration that keeps no cookies.
+    public static var ephemeral: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.httpCookieStorage = nil
+        return configuration
+    }
+}
+
+/// A user name and password for HTTP Basic or Digest authentication.
+public struct Credential: Sendable, Hashable {
+    /// The user name.
+    public var user: String
+    /// The password.
+    public var password: String
+
+    /// Creates a credential.
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+}

@@ -1,0 +1,441 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The part of a session that running tasks hold on to: transport, configuration, settings, the task map.
+///
+/// Running tasks keep the core alive, never the ``SessionManager``; so releasing a manager with running tasks
+/// really releases it, and its `deinit` cancels them.
+final class SessionCore: TaskController {
+    struct Settings {
+        var hooks = SessionHooks()
+        var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
+        var completionQueue: DispatchQueue?
+        var completionGroup: DispatchGroup?
+    }
+
+    struct Entry {
+        let task: SessionTask
+        let delegate: TaskDelegate
+    }
+
+    let transport: any Transport
+    let configuration: SessionConfiguration
+    let settings = Locked(Settings())
+    let entries = Locked([Int: Entry]())
+    let eventContinuations = Locked([UUID: AsyncStream<SessionEvent>.Continuation]())
+    let invalidated = Locked(false)
+
+    /// Serializers run here, off the transport's threads (`url_session_manager_processing_queue`).
+    static let processingQueue = DispatchQueue(label: "com.courier.session.processing", attributes: .concurrent)
+    /// Completion handlers without a completion group use this one (`url_session_manager_completion_group`).
+    static let defaultCompletionGroup = DispatchGroup()
+
+    init(transport: any Transport, configuration: SessionConfiguration) {
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    // MARK: Registry
+
+    func register(_ task: SessionTask, delegate: TaskDelegate) {
+        entries.withLock { $0[task.taskIdentifier] = Entry(task: task, delegate: delegate) }
+    }
+
+    func delegate(for task: SessionTask) -> TaskDelegate? {
+        entries.withLock { $0[task.taskIdentifier]?.delegate }
+    }
+
+    var tasks: [SessionTask] {
+        entries.withLock { $0.values.map(\.task) }.sorted { $0.taskIdentifier < $1.taskIdentifier }
+    }
+
+    // MARK: TaskController
+
+    func start(_ task: SessionTask) {
+        guard let delegate = delegate(for: task) else { return }
+        let runner = Task { await self.run(task, delegate: delegate) }
+        let cancelledMeanwhile = task.mutable.withLock { state -> Bool in
+            state.runner = runner
+            return state.state == .canceling
+        }
+        if cancelledMeanwhile { runner.cancel() }
+    }
+
+    func cancelBeforeStart(_ task: SessionTask) {
+        guard let delegate = delegate(for: task) else { return }
+        finish(task, delegate: delegate, error: CourierError.cancelled(context: context(for: task, delegate: delegate)))
+    }
+
+    func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State) {
+        switch state {
+        case .running:
+            delegate(for: task)?.touch()
+            post(.taskDidResume, task: task, userInfo: nil)
+            emit(.didResume(task))
+        case .suspended:
+            post(.taskDidSuspend, task: task, userInfo: nil)
+            emit(.didSuspend(task))
+        case .canceling, .completed:
+            break
+        }
+    }
+
+    // MARK: Running
+
+    private func run(_ task: SessionTask, delegate: TaskDelegate) async {
+        let watchdog = startWatchdog(for: task, delegate: delegate)
+        defer { watchdog.cancel() }
+        do {
+            try await perform(task, delegate: delegate)
+            finish(task, delegate: delegate, error: nil)
+        } catch {
+            finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
+        }
+    }
+
+    /// The request loop: cookies, the transport, redirects, authentication, then the body.
+    private func perform(_ task: SessionTask, delegate: TaskDelegate) async throws {
+        guard var request = task.originalRequest, request.url != nil else {
+            throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
+        }
+        var body: RequestBody? = delegate.uploadBody ?? request.httpBody.map { .data($0) }
+        var visited: Set<String> = []
+        var redirects = 0
+        var authenticationAttempts = 0
+        let hooks = settings.withLock { $0.hooks }
+        while true {
+            try checkCancellation(task)
+            guard let url = request.url else { throw CourierError.invalidURL("") }
+            visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
+            task.mutable.withLock { $0.currentRequest = request }
+            let outgoing = makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
+            delegate.touch()
+            let response = try await transport.send(outgoing)
+            delegate.touch()
+            guard let http = response.makeHTTPURLResponse() else {
+                throw CourierError.badServerResponse(
+                    reason: "the response head could not be read", underlyingError: nil, context: CourierError.Context())
+            }
+            task.mutable.withLock { $0.response = http }
+            storeCookies(from: response, for: request, url: url)
+
+            if let redirect = RedirectPolicy.nextRequest(after: request, response: http),
+                redirect.keepsBody == false || body?.isReplayable ?? true
+            {
+                redirects += 1
+                if redirects > configuration.maximumRedirects { throw tooManyRedirects(task, http) }
+                let proposed = hooks.willPerformRedirection.map { $0(task, http, redirect.request) } ?? redirect.request
+                if let next = proposed {
+                    let key = "\(next.httpMethod ?? "GET") \(next.url?.absoluteString ?? "")"
+                    if visited.contains(key) { throw tooManyRedirects(task, http) }
+                    if !redirect.keepsBody {
+                        body = nil
+                    } else if next.httpBody != redirect.request.httpBody {
+                        body = next.httpBody.map { .data($0) }  // the hook replaced the body
+                    }
+                    await discard(response.body)
+                    request = next
+                    continue
+                }
+            }
+
+            if let challenge = Authentication.challenge(in: http, previousFailureCount: authenticationAttempts),
+                body?.isReplayable ?? true
+            {
+                let disposition = hooks.authenticationChallenge?(task, challenge) ?? .performDefaultHandling
+                var credential: Credential?
+                switch disposition {
+                case .useCredential(let chosen): credential = chosen
+                case .performDefaultHandling: credential = authenticationAttempts == 0 ? configuration.credential : nil
+                case .rejectProtectionSpace: credential = nil
+                case .cancelAuthenticationChallenge: throw CancellationError()
+                }
+                if let credential {
+                    authenticationAttempts += 1
+                    request.setValue(
+                        Authentication.authorization(
+                            for: challenge, credential: credential, method: request.httpMethod ?? "GET", url: url),
+                        forHTTPHeaderField: "Authorization")
+                    await discard(response.body)
+                    continue
+                }
+            }
+
+            switch hooks.didReceiveResponse?(task, http) ?? .allow {
+            case .allow: break
+            case .cancel: throw CancellationError()
+            case .becomeDownload: if !delegate.isDownload { try delegate.beginDownloadFile() }
+            }
+            let expected = Int64(http.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+            delegate.expectDownload(total: request.httpMethod?.uppercased() == "HEAD" ? 0 : expected)
+            task.mutable.withLock { $0.bytesExpectedToReceive = expected }
+            try await readBody(response.body, task: task, delegate: delegate, hooks: hooks)
+            return
+        }
+    }
+
+    private func readBody(
+        _ body: DataChunks, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks
+    ) async throws {
+        var iterator = body.makeAsyncIterator()
+        while true {
+            await task.waitWhileSuspended()
+            try checkCancellation(task)
+            guard let chunk = try await iterator.next() else { break }
+            try delegate.didReceive(chunk)
+            task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
+            hooks.didReceiveData?(task, chunk)
+        }
+    }
+
+    private func makeTransportRequest(
+        _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate,
+        hooks: SessionHooks
+    ) -> TransportRequest {
+        var headers = HTTPHeaders()
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            headers[name] = value
+        }
+        for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
+            headers[field.name] = field.value
+        }
+        if configuration.httpShouldSetCookies, request.httpShouldHandleCookies, headers["Cookie"] == nil,
+            let storage = configuration.httpCookieStorage, let cookies = storage.cookies(for: url), !cookies.isEmpty
+        {
+            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { headers[name] = value }
+        }
+        headers["Content-Length"] = nil
+        headers["Transfer-Encoding"] = nil
+        let total = body?.length ?? Int64(request.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+        delegate.expectUpload(total: total)
+        task.mutable.withLock { $0.bytesExpectedToSend = total }
+        let sent = Locked(Int64(0))
+        return TransportRequest(
+            method: (request.httpMethod ?? "GET").uppercased(), url: url, headers: headers, body: body,
+            bodyProgress: { [weak task] totalSent in
+                guard let task else { return }
+                let step = sent.withLock { previous -> Int64 in
+                    defer { previous = totalSent }
+                    return totalSent - previous
+                }
+                guard step > 0 else { return }
+                task.mutable.withLock { $0.bytesSent = totalSent }
+                delegate.didSend(totalBytesSent: totalSent)
+                hooks.didSendBodyData?(task, step, totalSent, total)
+            })
+    }
+
+    private func storeCookies(from response: TransportResponse, for request: URLRequest, url: URL) {
+        guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
+            let storage = configuration.httpCookieStorage
+        else { return }
+        for value in response.headers.values(for: "Set-Cookie") {
+            let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
+            storage.setCookies(cookies, for: url, mainDocumentURL: nil)
+        }
+    }
+
+    /// Reads and drops a body that is not delivered (a followed redirect, an answered challenge), so the connection
+    /// can be reused; stops after 1 MiB and lets the transport close the connection instead.
+    private func discard(_ body: DataChunks) async {
+        var iterator = body.makeAsyncIterator()
+        var remaining = 1 << 20
+        while remaining > 0, let chunk = try? await iterator.next() { remaining -= chunk.count }
+    }
+
+    private func checkCancellation(_ task: SessionTask) throws {
+        if Task.isCancelled || task.isCancelling { throw CancellationError() }
+    }
+
+    private func tooManyRedirects(_ task: SessionTask, _ response: HTTPURLResponse) -> CourierError {
+        .tooManyRedirects(context: CourierError.Context(request: task.currentRequest, response: response))
+    }
+
+    // MARK: Timeouts
+
+    /// A companion task that cancels the runner when no bytes have moved for the request timeout, or the resource
+    /// timeout has passed. A suspended task does not time out while it is suspended.
+    private func startWatchdog(for task: SessionTask, delegate: TaskDelegate) -> Task<Void, Never> {
+        let requestTimeout = task.originalRequest.map(requestTimeout(for:)) ?? configuration.timeoutIntervalForRequest
+        let resourceDeadline = ContinuousClock.now + .seconds(configuration.timeoutIntervalForResource)
+        let idle = Duration.milliseconds(Int64(requestTimeout * 1000))
+        return Task { [weak task] in
+            while !Task.isCancelled {
+                guard let task else { return }
+                let now = ContinuousClock.now
+                if task.state == .suspended { delegate.touch() }
+                let lastActivity = delegate.state.withLock { $0.lastActivity }
+                let deadline = min(lastActivity + idle, resourceDeadline)
+                if now >= deadline {
+                    let runner = task.mutable.withLock { $0.runner }
+                    delegate.state.withLock { $0.timedOut = true }
+                    runner?.cancel()
+                    return
+                }
+                try? await Task.sleep(until: min(deadline, now + .seconds(1)), clock: .continuous)
+            }
+        }
+    }
+
+    /// A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
+    private func requestTimeout(for request: URLRequest) -> TimeInterval {
+        request.timeoutInterval != Self.defaultRequestTimeout ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+    }
+
+    private static let defaultRequestTimeout: TimeInterval = {
+        guard let url = URL(string: "http://localhost") else { return 60 }
+        return URLRequest(url: url).timeoutInterval
+    }()
+
+    // MARK: Completion
+
+    private func context(for task: SessionTask, delegate: TaskDelegate) -> CourierError.Context {
+        CourierError.Context(
+            request: task.currentRequest, response: task.response,
+            data: delegate.isDownload ? nil : delegate.receivedData)
+    }
+
+    private func courierError(_ error: any Error, task: SessionTask, delegate: TaskDelegate) -> CourierError {
+        let context = context(for: task, delegate: delegate)
+        if delegate.state.withLock({ $0.timedOut }) { return .timedOut(context: context) }
+        if error is CancellationError { return .cancelled(context: context) }
+        guard let courier = error as? CourierError else {
+            if error is FileChangedError {
+                return .fileOperationFailed(
+                    reason: String(describing: error), underlyingError: error, context: context)
+            }
+            return .requestFailed(underlyingError: error, context: context)
+        }
+        return courier.withContext { existing in
+            if existing.request == nil { existing.request = context.request }
+            if existing.response == nil { existing.response = context.response }
+            if existing.data == nil { existing.data = context.data }
+        }
+    }
+
+    /// Completes the task exactly once: hooks, serialization on the processing queue, the completion handler on
+    /// the completion queue inside the completion group, then the notification and the event.
+    func finish(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
+        guard task.markCompleted(error: error) else { return }
+        entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+        let settings = settings.withLock { $0 }
+        settings.hooks.didComplete?(task, error)
+        let response = task.response
+        let queue = delegate.completionQueue
+        let group = settings.completionGroup ?? Self.defaultCompletionGroup
+
+        let deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void = { object, failure, info in
+            delegate.finishProgress()
+            let complete: @Sendable () -> Void = {
+                delegate.completion?(response, object, failure)
+                var userInfo: [String: Any] = info
+                userInfo[SessionNotificationKey.responseSerializer] = delegate.serializer
+                if let failure { userInfo[SessionNotificationKey.error] = failure }
+                if let object, failure == nil { userInfo[SessionNotificationKey.serializedResponse] = object }
+                self.post(.taskDidComplete, task: task, userInfo: userInfo)
+                self.emit(.didComplete(task, failure.map { .failure($0) } ?? .success(object)))
+            }
+            if let queue {
+                queue.async(group: group, execute: complete)
+            } else {
+                complete()
+            }
+        }
+
+        if let error {
+            delegate.removeDownloadFile()
+            deliver(nil, error, delegate.isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
+            return
+        }
+        Self.processingQueue.async {
+            if let temporaryURL = delegate.finishDownloadFile() {
+                self.finishDownload(task, delegate: delegate, temporaryURL: temporaryURL, settings: settings, deliver: deliver)
+                return
+            }
+            let data = delegate.receivedData
+            do {
+                let object = try delegate.serializer.serialize(response: response, data: data)
+                deliver(object, nil, [SessionNotificationKey.responseData: data])
+            } catch {
+                let attached = (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
+                deliver(nil, attached, [SessionNotificationKey.responseData: data])
+            }
+        }
+    }
+
+    private func finishDownload(
+        _ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL, settings: Settings,
+        deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void
+    ) {
+        let response = task.response
+        let destination =
+            (task as? DownloadTask).flatMap { settings.hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
+            ?? delegate.destination?(temporaryURL, response)
+        guard let destination else {
+            // No destination: the file is the caller's to use during the completion handler only.
+            deliver(temporaryURL, nil, [SessionNotificationKey.assetPath: temporaryURL])
+            try? FileManager.default.removeItem(at: temporaryURL)
+            return
+        }
+        do {
+            let manager = FileManager.default
+            if delegate.downloadOptions.contains(.createIntermediateDirectories) {
+                try manager.createDirectory(
+                    at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            if delegate.downloadOptions.contains(.removePreviousFile), manager.fileExists(atPath: destination.path) {
+                try manager.removeItem(at: destination)
+            }
+            try manager.moveItem(at: temporaryURL, to: destination)
+            post(.downloadTaskDidMoveFileSuccessfully, task: task, userInfo: nil)
+            do {
+                try (delegate.serializer as? any ResponseValidating)?.validate(response: response, data: nil)
+                deliver(destination, nil, [SessionNotificationKey.assetPath: destination])
+            } catch {
+                deliver(destination, error, [SessionNotificationKey.assetPath: destination])
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporaryURL)
+            let failure = CourierError.fileOperationFailed(
+                reason: "The download could not be moved to \(destination.path).", underlyingError: error,
+                context: CourierError.Context(request: task.currentRequest, response: response))
+            post(.downloadTaskDidFailToMoveFile, task: task, userInfo: [SessionNotificationKey.error: failure])
+            deliver(destination, failure, [SessionNotificationKey.assetPath: destination])
+        }
+    }
+
+    // MARK: Notifications and events
+
+    func post(_ name: Notification.Name, task: SessionTask, userInfo: [String: Any]?) {
+        NotificationCenter.default.post(name: name, object: task, userInfo: userInfo)
+    }
+
+    func emit(_ event: SessionEvent) {
+        let continuations = eventContinuations.withLock { Array($0.values) }
+        for continuation in continuations { continuation.yield(event) }
+    }
+
+    func events() -> AsyncStream<SessionEvent> {
+        let id = UUID()
+        return AsyncStream { continuation in
+            eventContinuations.withLock { $0[id] = continuation }
+            continuation.onTermination = { [weak self] _ in
+                self?.eventContinuations.withLock { _ = $0.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// Cancels every task (if asked) and refuses new ones.
+    func invalidate(cancelingTasks: Bool) {
+        invalidated.withLock { $0 = true }
+        if cancelingTasks { tasks.forEach { $0.cancel() } }
+        let continuations = eventContinuations.withLock { state -> [AsyncStream<SessionEvent>.Continuation] in
+            defer { state = [:] }
+            return Array(state.values)
+        }
+        continuations.forEach { $0.finish() }
+    }
+}

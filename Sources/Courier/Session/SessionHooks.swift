@@ -1,0 +1,67 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Session-level hooks (`AFURLSessionManager`'s blocks). Every hook is optional; without it the session does what
+/// AFNetworking does by default.
+public struct SessionHooks: Sendable {
+    /// Called before each redirect is followed with the 3xx response and the request Courier would send next.
+    /// Return that request, a changed one, or `nil` to stop and deliver the 3xx response. Default: follow.
+    public var willPerformRedirection: (@Sendable (SessionTask, HTTPURLResponse, URLRequest) -> URLRequest?)?
+    /// Called when the final response head arrives. Default: ``ResponseDisposition/allow``.
+    public var didReceiveResponse: (@Sendable (SessionTask, HTTPURLResponse) -> ResponseDisposition)?
+    /// Called as the request body goes out: bytes in this step, total sent, total expected (`-1` unknown).
+    public var didSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
+    /// Called with each chunk of a data task's response body.
+    public var didReceiveData: (@Sendable (SessionTask, Data) -> Void)?
+    /// Called when a task completes, before its completion handler, with the task's error if it failed.
+    public var didComplete: (@Sendable (SessionTask, (any Error)?) -> Void)?
+    /// Decides where every finished download goes; when it returns a URL, it takes precedence over the task's own
+    /// destination (as in AFNetworking).
+    public var downloadTaskDidFinishDownloading: (@Sendable (DownloadTask, URL, HTTPURLResponse?) -> URL?)?
+    /// Answers a `401` challenge (Basic or Digest). Default: ``AuthenticationDisposition/performDefaultHandling``,
+    /// which answers with ``SessionConfiguration/credential`` once.
+    public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+
+    /// No hooks.
+    public init() {}
+}
+
+/// What to do with a response head (`NSURLSessionResponseDisposition`).
+public enum ResponseDisposition: Sendable, Hashable {
+    /// Read the body as planned.
+    case allow
+    /// Cancel the task.
+    case cancel
+    /// Write the body to a file instead of memory; the completion's object is then the file's URL.
+    case becomeDownload
+}
+
+/// An HTTP authentication challenge: a `401` with `WWW-Authenticate`.
+public struct AuthenticationChallenge: Sendable {
+    /// `Basic` or `Digest`, as the server wrote it.
+    public var scheme: String
+    /// The challenge's parameters (`realm`, `nonce`, `qop`, …), names lower-cased.
+    public var parameters: [String: String]
+    /// How many times this task has already answered a challenge.
+    public var previousFailureCount: Int
+    /// The `401` response.
+    public var response: HTTPURLResponse
+
+    /// The realm, when given.
+    public var realm: String? { parameters["realm"] }
+}
+
+/// How to answer an ``AuthenticationChallenge``.
+public enum AuthenticationDisposition: Sendable {
+    /// Retry with these credentials.
+    case useCredential(Credential)
+    /// Use ``SessionConfiguration/credential`` on the first challenge, otherwise deliver the `401`.
+    case performDefaultHandling
+    /// Deliver the `401` response as it is.
+    case rejectProtectionSpace
+    /// Cancel the task.
+    case cancelAuthenticationChallenge
+}

@@ -1,0 +1,208 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Creates and runs tasks, one ``TaskDelegate`` per task (`AFURLSessionManager`).
+///
+/// ```swift
+/// let manager = SessionManager()
+/// let task = manager.dataTask(with: request) { response, object, error in … }
+/// task.resume()
+/// ```
+///
+/// Factories return suspended tasks, as AFNetworking's do. Serialization runs on a concurrent processing queue,
+/// off the transport's threads; completion handlers run on ``completionQueue`` (the main queue by default) inside
+/// ``completionGroup``. Notifications (``Foundation/Notification/Name/taskDidResume`` …) are posted on the thread
+/// where the change happens, and ``events()`` delivers the same changes as an `AsyncStream`.
+///
+/// Releasing a manager cancels its running tasks; ``invalidate(cancelingTasks:)`` does so explicitly.
+///
+/// Thread safety: the manager's mutable settings live in its core behind a lock, so it can be used from any
+/// thread; that is why it is `@unchecked Sendable` (a non-final class cannot be checked).
+open class SessionManager: @unchecked Sendable {
+    let core: SessionCore
+
+    /// The configuration tasks are sent with.
+    public var configuration: SessionConfiguration { core.configuration }
+    /// The transport requests go through.
+    public var transport: any Transport { core.transport }
+
+    /// Creates a manager.
+    ///
+    /// - Parameters:
+    ///   - configuration: timeouts, headers, cookies, redirects.
+    ///   - transport: ``NIOTransport`` by default on Linux, ``URLSessionTransport`` on Apple platforms.
+    public init(configuration: SessionConfiguration = .default, transport: (any Transport)? = nil) {
+        core = SessionCore(transport: transport ?? Self.defaultTransport(), configuration: configuration)
+    }
+
+    deinit {
+        core.invalidate(cancelingTasks: true)
+    }
+
+    /// The platform's default transport.
+    public static func defaultTransport() -> any Transport {
+        #if canImport(Darwin)
+            return URLSessionTransport()
+        #else
+            return NIOTransport()
+        #endif
+    }
+
+    // MARK: Settings
+
+    /// The session-level hooks.
+    public var hooks: SessionHooks {
+        get { core.settings.withLock { $0.hooks } }
+        set { core.settings.withLock { $0.hooks = newValue } }
+    }
+
+    /// Serializes responses of tasks created from now on; default ``JSONResponseSerializer``.
+    public var responseSerializer: any ResponseSerializer {
+        get { core.settings.withLock { $0.responseSerializer } }
+        set { core.settings.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// Where completion handlers run; `nil` (the default) means the main queue.
+    public var completionQueue: DispatchQueue? {
+        get { core.settings.withLock { $0.completionQueue } }
+        set { core.settings.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// The group completion handlers run in; `nil` (the default) means a private group shared by all managers.
+    public var completionGroup: DispatchGroup? {
+        get { core.settings.withLock { $0.completionGroup } }
+        set { core.settings.withLock { $0.completionGroup = newValue } }
+    }
+
+    // MARK: Tasks
+
+    /// Every task not yet completed, in creation order.
+    public var tasks: [SessionTask] { core.tasks }
+    /// The data tasks among ``tasks`` (upload tasks included, as they are data tasks).
+    public var dataTasks: [DataTask] { tasks.compactMap { $0 as? DataTask } }
+    /// The upload tasks among ``tasks``.
+    public var uploadTasks: [UploadTask] { tasks.compactMap { $0 as? UploadTask } }
+    /// The download tasks among ``tasks``.
+    public var downloadTasks: [DownloadTask] { tasks.compactMap { $0 as? DownloadTask } }
+
+    /// A data task for `request`, not yet resumed.
+    public func dataTask(
+        with request: URLRequest,
+        uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
+        downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> DataTask {
+        let task = DataTask(request: request, controller: core)
+        register(task, uploadBody: nil, uploadProgress, downloadProgress, completionHandler)
+        return task
+    }
+
+    /// An upload task sending `data` as the body, not yet resumed.
+    public func uploadTask(
+        with request: URLRequest, from data: Data, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> UploadTask {
+        uploadTask(with: request, body: .data(data), progress: progress, completionHandler: completionHandler)
+    }
+
+    /// An upload task streaming the file at `fileURL` as the body with its exact `Content-Length`, not yet resumed.
+    /// A missing file completes the task with ``CourierError/fileOperationFailed(reason:underlyingError:context:)``.
+    public func uploadTask(
+        with request: URLRequest, fromFile fileURL: URL, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> UploadTask {
+        let body: RequestBody
+        do {
+            body = try RequestBody.file(fileURL)
+        } catch {
+            let failure = CourierError.fileOperationFailed(
+                reason: "File URL not reachable.", underlyingError: error, context: CourierError.Context(request: request))
+            body = RequestBody(length: nil, isReplayable: false) { throw failure }
+        }
+        return uploadTask(with: request, body: body, progress: progress, completionHandler: completionHandler)
+    }
+
+    /// An upload task sending `body` (data, a file or a stream), not yet resumed. A body of unknown length is sent
+    /// chunked.
+    public func uploadTask(
+        with request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> UploadTask {
+        let task = UploadTask(request: request, controller: core)
+        register(task, uploadBody: body, progress, nil, completionHandler)
+        return task
+    }
+
+    /// A download task writing the body to a temporary file, then moving it to `destination`, not yet resumed.
+    /// The completion's object is the file's final URL. Without a destination the temporary file is deleted
+    /// after the completion handler returns.
+    public func downloadTask(
+        with request: URLRequest, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        destination: DownloadDestination? = nil, options: DownloadOptions = [],
+        completionHandler: TaskCompletionHandler?
+    ) -> DownloadTask {
+        let task = DownloadTask(request: request, controller: core)
+        let delegate = TaskDelegate(
+            serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
+            completion: completionHandler, completionQueue: completionQueue ?? .main, destination: destination,
+            downloadOptions: options)
+        do {
+            try delegate.beginDownloadFile()
+        } catch {
+            core.register(task, delegate: delegate)
+            core.finish(task, delegate: delegate, error: error)
+            return task
+        }
+        core.register(task, delegate: delegate)
+        return task
+    }
+
+    func register(
+        _ task: SessionTask, uploadBody: RequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?,
+        serializer: (any ResponseSerializer)? = nil, completionQueue: DispatchQueue?? = .none
+    ) {
+        let queue: DispatchQueue? = completionQueue ?? (self.completionQueue ?? .main)
+        let delegate = TaskDelegate(
+            serializer: serializer ?? responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
+            downloadProgress: downloadProgress, completion: completionHandler, completionQueue: queue)
+        core.register(task, delegate: delegate)
+        if core.invalidated.value {
+            core.finish(task, delegate: delegate, error: CourierError.cancelled(context: CourierError.Context(request: task.originalRequest)))
+        }
+    }
+
+    /// The task's upload progress, while it runs.
+    public func uploadProgress(for task: SessionTask) -> TaskProgress? {
+        core.delegate(for: task)?.uploadProgress
+    }
+
+    /// The task's download progress, while it runs.
+    public func downloadProgress(for task: SessionTask) -> TaskProgress? {
+        core.delegate(for: task)?.downloadProgress
+    }
+
+    /// The task's upload progress as it changes, starting with the current value; finishes when the task does.
+    public func uploadProgressUpdates(for task: SessionTask) -> AsyncStream<TaskProgress> {
+        core.delegate(for: task)?.progressStream(upload: true) ?? AsyncStream { $0.finish() }
+    }
+
+    /// The task's download progress as it changes, starting with the current value; finishes when the task does.
+    public func downloadProgressUpdates(for task: SessionTask) -> AsyncStream<TaskProgress> {
+        core.delegate(for: task)?.progressStream(upload: false) ?? AsyncStream { $0.finish() }
+    }
+
+    /// Every task's resume, suspend and completion, as they happen, until the manager is invalidated.
+    public func events() -> AsyncStream<SessionEvent> {
+        core.events()
+    }
+
+    /// Stops the manager: new tasks complete at once with a cancellation error, running tasks are cancelled when
+    /// `cancelingTasks` is `true` and otherwise finish normally.
+    public func invalidate(cancelingTasks: Bool) {
+        core.invalidate(cancelingTasks: cancelingTasks)
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request's life in a ``SessionManager``: Courier's own, transport-independent `URLSessionTask`.
+///
+/// Factories return tasks suspended; ``resume()`` starts them. The state only moves forward:
+/// suspended → running ⇄ suspended → canceling → completed (or running → completed). The completion handler runs
+/// exactly once, whether the task finishes, fails, times out or is cancelled.
+///
+/// Thread safety: all mutable state is behind one lock, so a task may be resumed, suspended, cancelled and read from
+/// any thread; that is why the class is `@unchecked Sendable`.
+public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible {
+    /// A task's state.
+    public enum State: Sendable, Hashable {
+        /// Not started yet, or paused: a suspended task reads no more of the response body.
+        case suspended
+        /// Sending or receiving.
+        case running
+        /// ``cancel()`` was called and the task is winding down.
+        case canceling
+        /// Finished, one way or another.
+        case completed
+    }
+
+    /// Unique within the process.
+    public let taskIdentifier: Int
+    /// The request the task was created with.
+    public let originalRequest: URLRequest?
+
+    struct Mutable {
+        var state: State = .suspended
+        var started = false
+        var currentRequest: URLRequest?
+        var response: HTTPURLResponse?
+        var error: (any Error)?
+        var taskDescription: String?
+        var bytesSent: Int64 = 0
+        var bytesExpectedToSend: Int64 = -1
+        var bytesReceived: Int64 = 0
+        var bytesExpectedToReceive: Int64 = -1
+        var gate: [CheckedContinuation<Void, Never>] = []
+        var runner: Task<Void, Never>?
+    }
+
+    let mutable: Locked<Mutable>
+    weak var controller: (any TaskController)?
+
+    private static let identifiers = Locked(0)
+
+    init(request: URLRequest?, controller: any TaskController) {
+        taskIdentifier = Self.identifiers.withLock {
+            $0 += 1
+            return $0
+        }
+        originalRequest = request
+        mutable = Locked(Mutable(currentRequest: request))
+        self.controller = controller
+    }
+
+    /// The state, as of this call.
+    public var state: State { mutable.withLock { $0.state } }
+    /// The request being sent now: differs from ``originalRequest`` after a redirect.
+    public var currentRequest: URLRequest? { mutable.withLock { $0.currentRequest } }
+    /// The response head, once it has arrived.
+    public var response: HTTPURLResponse? { mutable.withLock { $0.response } }
+    /// Why the task failed (transport errors, cancellation, timeouts; not serialization errors), once it has.
+    public var error: (any Error)? { mutable.withLock { $0.error } }
+    /// A description of your choosing.
+    public var taskDescription: String? {
+        get { mutable.withLock { $0.taskDescription } }
+        set { mutable.withLock { $0.taskDescription = newValue } }
+    }
+    /// Request-body bytes sent so far.
+    public var countOfBytesSent: Int64 { mutable.withLock { $0.bytesSent } }
+    /// Request-body bytes to send, or `-1` when unknown.
+    public var countOfBytesExpectedToSend: Int64 { mutable.withLock { $0.bytesExpectedToSend } }
+    /// Response-body bytes received so far.
+    public var countOfBytesReceived: Int64 { mutable.withLock { $0.bytesReceived } }
+    /// Response-body bytes expected, or `-1` when unknown.
+    public var countOfBytesExpectedToReceive: Int64 { mutable.withLock { $0.bytesExpectedToReceive } }
+
+    /// Starts the task, or continues reading a suspended one. Does nothing once it is canceling or completed.
+    public func resume() {
+        let (changed, start) = mutable.withLock { state -> (Bool, Bool) in
+            guard state.state == .suspended else { return (false, false) }
+            state.state = .running
+            let start = !state.started
+            state.started = true
+            let waiting = state.gate
+            state.gate = []
+            waiting.forEach { $0.resume() }
+            return (true, start)
+        }
+        guard changed else { return }
+        controller?.taskDidChangeState(self, to: .running)
+        if start { controller?.start(self) }
+    }
+
+    /// Pauses a running task: it stops reading the response body (so the transport stops reading the socket)
+    /// until ``resume()``. Does nothing unless the task is running.
+    public func suspend() {
+        let changed = mutable.withLock { state -> Bool in
+            guard state.state == .running else { return false }
+            state.state = .suspended
+            return true
+        }
+        if changed { controller?.taskDidChangeState(self, to: .suspended) }
+    }
+
+    /// Cancels the task: it completes with ``CourierError/cancelled(context:)`` (code -999), even if it was never
+    /// resumed. Does nothing once the task is canceling or completed.
+    public func cancel() {
+        let (runner, neverStarted) = mutable.withLock { state -> (Task<Void, Never>?, Bool)? in
+            guard state.state == .suspended || state.state == .running else { return nil }
+            state.state = .canceling
+            let waiting = state.gate
+            state.gate = []
+            waiting.forEach { $0.resume() }
+            return (state.runner, !state.started)
+        } ?? (nil, false)
+        runner?.cancel()
+        if neverStarted { controller?.cancelBeforeStart(self) }
+    }
+
+    /// Waits while the task is suspended; returns at once when it is running, canceling or completed.
+    func waitWhileSuspended() async {
+        await withCheckedContinuation { continuation in
+            let proceed = mutable.withLock { state -> Bool in
+                guard state.state == .suspended else { return true }
+                state.gate.append(continuation)
+                return false
+            }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    /// Marks the task completed; `false` if it already was (so completion happens exactly once).
+    func markCompleted(error: (any Error)?) -> Bool {
+        mutable.withLock { state in
+            guard state.state != .completed else { return false }
+            state.state = .completed
+            state.error = error
+            state.runner = nil
+            let waiting = state.gate
+            state.gate = []
+            waiting.forEach { $0.resume() }
+            return true
+        }
+    }
+
+    /// Whether ``cancel()`` has been called.
+    var isCancelling: Bool { mutable.withLock { $0.state == .canceling } }
+
+    /// Tasks are equal when they are the same object.
+    public static func == (lhs: SessionTask, rhs: SessionTask) -> Bool { lhs === rhs }
+
+    /// Hashes the object identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// E.g. `DataTask 3 GET https://example.com/x (running)`.
+    public var description: String {
+        let request = originalRequest.map { "\($0.httpMethod ?? "GET") \($0.url?.absoluteString ?? "")" } ?? ""
+        return "\(type(of: self)) \(taskIdentifier) \(request) (\(state))"
+    }
+}
+
+/// A task whose response body is collected in memory (`NSURLSessionDataTask`).
+public class DataTask: SessionTask, @unchecked Sendable {}
+
+/// A data task that sends a body from data, a file or a stream (`NSURLSessionUploadTask`).
+public final class UploadTask: DataTask, @unchecked Sendable {}
+
+/// A task whose response body is written to a file (`NSURLSessionDownloadTask`).
+public final class DownloadTask: SessionTask, @unchecked Sendable {}
+
+/// What a task asks of the session that runs it.
+protocol TaskController: AnyObject, Sendable {
+    func start(_ task: SessionTask)
+    func cancelBeforeStart(_ task: SessionTask)
+    func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State)
+}

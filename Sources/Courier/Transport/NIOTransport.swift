@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
+
+/// The transport on AsyncHTTPClient (SwiftNIO): Courier's default on Linux.
+///
+/// Redirects are never followed here (the session follows them, so its hook sees every hop), and bodies stream in
+/// both directions with backpressure. The configuration is set explicitly rather than inherited from
+/// AsyncHTTPClient's defaults: see ``Configuration``.
+///
+/// The underlying `HTTPClient` is shut down by ``shutdown()``, or, without waiting, when the transport is released.
+public final class NIOTransport: Transport {
+    /// How the client connects.
+    public struct Configuration: Sendable {
+        /// How long establishing a connection (TCP and TLS) may take; default 10 s.
+        public var connectTimeout: TimeInterval = 10
+        /// The most HTTP/1.1 connections kept to one host; default 32.
+        public var maximumConnectionsPerHost: Int = 32
+        /// How long an idle pooled connection is kept; default 60 s.
+        public var idleConnectionTimeout: TimeInterval = 60
+        /// Whether gzip/deflate responses are decompressed (and `Accept-Encoding` sent); default `true`.
+        public var decompresses: Bool = true
+        /// The largest decompressed-to-compressed ratio accepted, against decompression bombs; default 100.
+        public var decompressionRatioLimit: Int = 100
+        /// Whether HTTP/2 may be negotiated over TLS; default `true`.
+        public var allowsHTTP2: Bool = true
+
+        /// The default configuration.
+        public init() {}
+    }
+
+    /// The configuration the client was made with.
+    public let configuration: Configuration
+    private let client: HTTPClient
+
+    /// Creates a transport with its own connection pool on the shared event-loop group.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        var settings = HTTPClient.Configuration()
+        settings.redirectConfiguration = .disallow
+        settings.timeout = .init(connect: .milliseconds(Int64(configuration.connectTimeout * 1000)))
+        settings.connectionPool = .init(
+            idleTimeout: .milliseconds(Int64(configuration.idleConnectionTimeout * 1000)),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost)
+        settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
+        settings.decompression =
+            configuration.decompresses ? .enabled(limit: .ratio(configuration.decompressionRatioLimit)) : .disabled
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+    }
+
+    deinit {
+        // Starts the shutdown without waiting; the client keeps itself alive until it is done.
+        _ = client.shutdown()
+    }
+
+    /// Sends the request; see ``Transport/send(_:)``.
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        var sentWholeBodyUpFront: Int64?
+        if let body = request.body {
+            if let data = body.data, data.count <= 64 * 1024 {
+                outgoing.body = .bytes(ByteBuffer(data: data))
+                sentWholeBodyUpFront = Int64(data.count)
+            } else {
+                let chunks = try body.makeChunks()
+                let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
+                outgoing.body = .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
+            }
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, deadline: .distantFuture)
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
+        var headers = HTTPHeaders()
+        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        let url = request.url
+        let body = DataChunks(response.body, transform: { Data(buffer: $0, byteTransferStrategy: .noCopy) })
+        return TransportResponse(
+            statusCode: Int(response.status.code), headers: headers, url: url,
+            httpVersion: "HTTP/\(response.version.major).\(response.version.minor)",
+            body: DataChunks(makeNext: {
+                var iterator = body.makeAsyncIterator()
+                return {
+                    do {
+                        return try await iterator.next()
+                    } catch {
+                        throw Self.courierError(error, url: url)
+                    }
+                }
+            }))
+    }
+
+    /// Shuts the client down, waiting for its connections to close.
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// AsyncHTTPClient's and NIO's errors as ``CourierError``s.
+    static func courierError(_ error: any Error, url: URL) -> CourierError {
+        if let error = error as? CourierError { return error }
+        let context = CourierError.Context(request: nil, response: nil, data: nil)
+        if error is CancellationError { return .cancelled(context: context) }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout:
+                return .timedOut(context: context)
+            case .cancelled, .requestStreamCancelled:
+                return .cancelled(context: context)
+            case .remoteConnectionClosed:
+                return .connectionLost(underlyingError: error, context: context)
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return .invalidURL(url.absoluteString)
+            default:
+                return .requestFailed(underlyingError: error, context: context)
+            }
+        }
+        if error is HTTPParserError {
+            return .badServerResponse(reason: "the response is not valid HTTP", underlyingError: error, context: context)
+        }
+        if error is NIOConnectionError || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
+        {
+            return .cannotConnect(host: url.host ?? "", underlyingError: error, context: context)
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error { return .timedOut(context: context) }
+        if error is IOError || error as? ChannelError == .eof || error as? ChannelError == .ioOnClosedChannel {
+            return .connectionLost(underlyingError: error, context: context)
+        }
+        return .requestFailed(underlyingError: error, context: context)
+    }
+}
+
+/// Request-body chunks as `ByteBuffer`s, reporting how many bytes AsyncHTTPClient has pulled so far.
+private struct ProgressCountingChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let chunks: DataChunks
+    let progress: (@Sendable (Int64) -> Void)?
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: chunks.makeAsyncIterator(), progress: progress)
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: DataChunks.AsyncIterator
+        let progress: (@Sendable (Int64) -> Void)?
+        var sent: Int64 = 0
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await base.next() else { return nil }
+            sent += Int64(chunk.count)
+            progress?(sent)
+            return ByteBuffer(data: chunk)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// A request body that is streamed to the network in chunks, never loaded whole (except ``data(_:)``).
+///
+/// A body is *replayable* when it can be produced again from the start: a redirect that keeps the body (307/308) or
+/// an authentication retry needs that. Data and file bodies are replayable; a body from an arbitrary async sequence
+/// is not, unless it is made with a factory.
+public struct RequestBody: Sendable {
+    /// The body's length in bytes; `nil` sends it chunked.
+    public let length: Int64?
+    /// Whether ``makeChunks()`` can be called more than once.
+    public let isReplayable: Bool
+    /// The bytes, when the body is in memory: transports send these without streaming.
+    public let data: Data?
+    private let makeStream: @Sendable () throws -> DataChunks
+
+    /// Creates a body from a factory that makes the chunks afresh each time it is called.
+    public init(length: Int64?, isReplayable: Bool, makeChunks: @escaping @Sendable () throws -> DataChunks) {
+        self.length = length
+        self.isReplayable = isReplayable
+        self.data = nil
+        self.makeStream = makeChunks
+    }
+
+    /// A body held in memory.
+    public static func data(_ data: Data) -> RequestBody {
+        RequestBody(data: data)
+    }
+
+    private init(data: Data) {
+        self.length = Int64(data.count)
+        self.isReplayable = true
+        self.data = data
+        self.makeStream = { DataChunks(data) }
+    }
+
+    /// A body read from a file in `chunkSize` pieces; its length is the file's size when the body is made.
+    ///
+    /// - Throws: ``CourierError/invalidURL(_:)`` for a URL that is not a file URL, or the file system's error when
+    ///   the file cannot be read.
+    public static func file(_ url: URL, chunkSize: Int = 256 * 1024) throws -> RequestBody {
+        guard url.isFileURL else { throw CourierError.invalidURL(url.absoluteString) }
+        let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
+        let length = size?.int64Value ?? 0
+        return RequestBody(length: length, isReplayable: true) {
+            let reader = try FileChunkReader(url: url, chunkSize: chunkSize, expectedLength: length)
+            return DataChunks(makeNext: { { try reader.next() } })
+        }
+    }
+
+    /// A body from an async sequence of chunks, which can be sent once.
+    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int64?) -> RequestBody
+    where Chunks.Element == Data {
+        RequestBody(length: length, isReplayable: false) { DataChunks(chunks, transform: { $0 }) }
+    }
+
+    /// A new stream of the body's chunks, pulled one at a time.
+    public func makeChunks() throws -> DataChunks {
+        try makeStream()
+    }
+}
+
+/// Reads a file in chunks and checks that it is exactly as long as it was when the body was made, so a file that
+/// changes size during an upload fails it instead of being truncated or padded.
+///
+/// `@unchecked Sendable`: the handle and offset are only touched under `state`'s lock.
+private final class FileChunkReader: @unchecked Sendable {
+    private let state: Locked<(handle: FileHandle, sent: Int64)>
+    private let chunkSize: Int
+    private let expectedLength: Int64
+    private let url: URL
+
+    init(url: URL, chunkSize: Int, expectedLength: Int64) throws {
+        self.state = Locked((try FileHandle(forReadingFrom: url), 0))
+        self.chunkSize = max(1, chunkSize)
+        self.expectedLength = expectedLength
+        self.url = url
+    }
+
+    func next() throws -> Data? {
+        try state.withLock { state in
+            let remaining = expectedLength - state.sent
+            let chunk = try state.handle.read(upToCount: Int(min(Int64(chunkSize), max(remaining, 1)))) ?? Data()
+            if chunk.isEmpty {
+                try? state.handle.close()
+                guard remaining == 0 else { throw FileChangedError(url: url, expected: expectedLength, read: state.sent) }
+                return nil
+            }
+            state.sent += Int64(chunk.count)
+            guard state.sent <= expectedLength else {
+                throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
+            }
+            return chunk
+        }
+    }
+
+    deinit {
+        state.withLock { try? $0.handle.close() }
+    }
+}
+
+/// A file being uploaded changed size after its length was announced.
+public struct FileChangedError: Error, Sendable, CustomStringConvertible {
+    /// The file.
+    public var url: URL
+    /// The length announced in `Content-Length`.
+    public var expected: Int64
+    /// How many bytes had been read when the change was seen.
+    public var read: Int64
+
+    /// E.g. `The file /tmp/x changed size during the upload: expected 100 bytes, read 120.`
+    public var description: String {
+        "The file \(url.path) changed size during the upload: expected \(expected) bytes, read \(read)."
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Moves one HTTP exchange over the network: Courier's seam between the session layer and an HTTP client.
+///
+/// A transport sends exactly the request it is given: it follows no redirects, stores no cookies and caches
+/// nothing; the session does all of that, the same way on every transport. The response body is pulled: a
+/// transport reads no further than its consumer has asked, which is how a suspended task stops the download.
+///
+/// Cancelling the Swift task that awaits ``send(_:)`` or iterates the body cancels the exchange.
+public protocol Transport: Sendable {
+    /// Sends `request` and returns as soon as the response head has arrived.
+    ///
+    /// - Throws: ``CourierError`` (connection failures, timeouts, cancellation).
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// Releases the transport's connections. Requests sent afterwards fail.
+    func shutdown() async
+}
+
+/// What a transport sends: a request head and an optional streaming body.
+public struct TransportRequest: Sendable {
+    /// The method, upper-case.
+    public var method: String
+    /// The absolute URL.
+    public var url: URL
+    /// The header fields, in order; `Content-Length` and `Transfer-Encoding` are the transport's to set.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: RequestBody?
+    /// Called with the total number of body bytes handed to the network so far.
+    public var bodyProgress: (@Sendable (Int64) -> Void)?
+
+    /// Creates a request.
+    public init(
+        method: String, url: URL, headers: HTTPHeaders = HTTPHeaders(), body: RequestBody? = nil,
+        bodyProgress: (@Sendable (Int64) -> Void)? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.bodyProgress = bodyProgress
+    }
+}
+
+/// What a transport returns: the response head and the body still to be read.
+public struct TransportResponse: Sendable {
+    /// The status code.
+    public var statusCode: Int
+    /// The header fields, repeated names kept (e.g. several `Set-Cookie`).
+    public var headers: HTTPHeaders
+    /// The URL the response is for.
+    public var url: URL
+    /// E.g. `HTTP/1.1` or `HTTP/2.0`.
+    public var httpVersion: String
+    /// The body, read once by pulling.
+    public var body: DataChunks
+
+    /// Creates a response.
+    public init(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String, body: DataChunks) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.url = url
+        self.httpVersion = httpVersion
+        self.body = body
+    }
+
+    /// The head as Foundation's `HTTPURLResponse`; repeated fields are joined with `, `.
+    public func makeHTTPURLResponse() -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for field in headers {
+            if let existing = fields[field.name] {
+                fields[field.name] = existing + ", " + field.value
+            } else {
+                fields[field.name] = field.value
+            }
+        }
+        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields)
+    }
+}

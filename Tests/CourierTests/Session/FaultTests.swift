@@ -1,0 +1,399 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Real ``SessionManager`` tasks against a ``FaultServer`` that misbehaves: every fault must complete the task
+/// exactly once, with the right ``CourierError`` code, and leave nothing behind (no task in `manager.tasks`, no hang,
+/// no crash).
+@Suite("Fault injection", .serialized, .timeLimit(.minutes(1)))
+struct FaultTests {
+    // MARK: Broken responses
+
+    @Test("Connection closed mid-body → -1005 connectionLost", arguments: FaultTransportKind.all)
+    func connectionClosedMidBody(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.closeMidBody, kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            fixture.expectFailure(task, calls, code: -1005)
+        }
+    }
+
+    @Test("Garbage status line → -1011 badServerResponse", arguments: FaultTransportKind.all)
+    func garbageStatusLine(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.garbageStatusLine, kind) { fixture in
+            // The server keeps the connection open: the client must give up on its own, long before the timeout.
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (task, calls) = fixture.dataTask(timeout: 20)
+            task.resume()
+            try await calls.waitForCompletion()
+            #expect(clock.now - start < .seconds(5))
+            fixture.expectFailure(task, calls, code: -1011)
+        }
+    }
+
+    @Test("Content-Length larger than the body, then close → connectionLost", arguments: FaultTransportKind.all)
+    func bodyShorterThanContentLength(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.shortBody, kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            fixture.expectFailure(task, calls, code: -1005)
+        }
+    }
+
+    @Test("Content-Length smaller than the body → the declared bytes only, or an error", arguments: FaultTransportKind.all)
+    func bodyLongerThanContentLength(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.longBody, kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            // Both are acceptable: HTTP clients read exactly `Content-Length` bytes and treat the rest as junk on
+            // the connection. What must not happen is delivering more than the declared 5 bytes, or a hang.
+            let call = try #require(calls.single)
+            if let error = call.error {
+                #expect(error is CourierError, "not a CourierError: \(error)")
+            } else {
+                #expect(call.object as? Data == Data(FaultServer.body(0..<5)))
+            }
+            fixture.expectCompleted(task)
+        }
+    }
+
+    @Test("Connection closed without any response → a CourierError", arguments: FaultTransportKind.all)
+    func closedWithoutResponse(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.respond(Data(), close: true), kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            // Apple's URLSession says -1005 (connection lost); libcurl says "empty reply" (-1011). Either is right.
+            fixture.expectFailure(task, calls, codes: [-1005, -1011])
+        }
+    }
+
+    @Test("A body delimited by closing the connection is complete", arguments: FaultTransportKind.all)
+    func bodyEndsAtClose(_ kind: FaultTransportKind) async throws {
+        let response = Data("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil close".utf8)
+        try await withFaultFixture(.respond(response, close: true), kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            let call = try #require(calls.single)
+            #expect(call.error == nil)
+            #expect(call.object as? Data == Data("until close".utf8))
+            fixture.expectCompleted(task)
+        }
+    }
+
+    // MARK: Timeouts
+
+    @Test("A head slower than URLRequest.timeoutInterval → -1001", arguments: FaultTransportKind.all)
+    func requestTimeoutBeforeHead(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.slow(headAfter: 10), kind) { fixture in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (task, calls) = fixture.dataTask(timeout: 0.5)
+            task.resume()
+            try await calls.waitForCompletion()
+            let elapsed = clock.now - start
+            #expect(elapsed >= .milliseconds(450))
+            #expect(elapsed < .seconds(4), "the server would have answered after 10 s")
+            fixture.expectFailure(task, calls, code: -1001)
+        }
+    }
+
+    @Test("A server that never answers → -1001 after URLRequest.timeoutInterval", arguments: FaultTransportKind.all)
+    func requestTimeoutNeverAnswered(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.slow(headAfter: nil), kind) { fixture in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (task, calls) = fixture.dataTask(timeout: 0.5)
+            task.resume()
+            try await calls.waitForCompletion()
+            #expect(clock.now - start < .seconds(4))
+            fixture.expectFailure(task, calls, code: -1001)
+        }
+    }
+
+    @Test("timeoutIntervalForResource passes while the body trickles in → -1001", arguments: FaultTransportKind.all)
+    func resourceTimeoutDuringSlowBody(_ kind: FaultTransportKind) async throws {
+        var configuration = SessionConfiguration.ephemeral
+        configuration.timeoutIntervalForResource = 1
+        // 1000 bytes at one per 20 ms would take 20 s; bytes keep moving, so only the resource timeout can fire.
+        try await withFaultFixture(.slowBody(bytes: 1000, every: 0.02), kind, configuration: configuration) { fixture in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await calls.waitForCompletion()
+            let elapsed = clock.now - start
+            #expect(elapsed >= .milliseconds(950))
+            #expect(elapsed < .seconds(5))
+            #expect(task.countOfBytesReceived > 0, "the body was moving when the resource timeout fired")
+            #expect(task.countOfBytesReceived < 1000)
+            fixture.expectFailure(task, calls, code: -1001)
+        }
+    }
+
+    // MARK: Cancel, suspend
+
+    @Test("cancel() before resume() → -999 once, nothing sent", arguments: FaultTransportKind.all)
+    func cancelBeforeResume(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.countingConnections, kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.cancel()
+            try await calls.waitForCompletion()
+            fixture.expectFailure(task, calls, code: -999)
+            // Neither a later resume() nor a second cancel() may start it or complete it again.
+            task.resume()
+            task.cancel()
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(calls.count == 1)
+            #expect(task.state == .completed)
+            #expect(fixture.server.connectionCount == 0)
+        }
+    }
+
+    @Test("cancel() during a slow body → -999 once, and the connection is closed", arguments: FaultTransportKind.all)
+    func cancelDuringSlowBody(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.slowBody(bytes: 1000, every: 0.02), kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await waitUntil { task.countOfBytesReceived >= 3 }
+            let clock = ContinuousClock()
+            let cancelled = clock.now
+            task.cancel()
+            try await calls.waitForCompletion()
+            #expect(clock.now - cancelled < .seconds(2))
+            fixture.expectFailure(task, calls, code: -999)
+            // The transport must drop the connection rather than keep reading a body nobody wants.
+            try await waitUntil(timeout: .seconds(5)) { fixture.server.openConnectionCount == 0 }
+        }
+    }
+
+    @Test("suspend() stops the body; resume() continues it to the end", arguments: FaultTransportKind.all)
+    func suspendDuringSlowBody(_ kind: FaultTransportKind) async throws {
+        let total = 40
+        try await withFaultFixture(.slowBody(bytes: total, every: 0.02), kind) { fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await waitUntil { task.countOfBytesReceived >= 5 }
+            task.suspend()
+            #expect(task.state == .suspended)
+            try await Task.sleep(for: .milliseconds(100))  // a chunk already asked for may still land
+            let whileSuspended = task.countOfBytesReceived
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(task.countOfBytesReceived == whileSuspended, "bytes kept arriving while suspended")
+            #expect(whileSuspended < Int64(total))
+            #expect(calls.count == 0)
+            task.resume()
+            try await calls.waitForCompletion()
+            let call = try #require(calls.single)
+            #expect(call.error == nil)
+            #expect(call.object as? Data == Data(FaultServer.body(0..<total)))
+            #expect(task.countOfBytesReceived == Int64(total))
+            fixture.expectCompleted(task)
+        }
+    }
+
+    // MARK: Load, connections
+
+    @Test("200 concurrent tasks all complete exactly once", arguments: FaultTransportKind.all)
+    func manyConcurrentTasks(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.countingConnections, kind) { fixture in
+            let started = (0..<200).map { _ in fixture.dataTask() }
+            for (task, _) in started { task.resume() }
+            try await waitUntil(timeout: .seconds(45)) { started.allSatisfy { $0.1.count > 0 } }
+            try await Task.sleep(for: .milliseconds(300))
+            for (task, calls) in started {
+                #expect(calls.count == 1)
+                #expect(calls.single?.error == nil)
+                #expect(calls.single?.object as? Data == Data("hello".utf8))
+                #expect(task.state == .completed)
+            }
+            #expect(fixture.manager.tasks.isEmpty)
+            #expect(fixture.server.requestCount == 200)
+            if kind.name == FaultTransportKind.nio.name {
+                #expect(fixture.server.connectionCount <= NIOTransport.Configuration().maximumConnectionsPerHost)
+            }
+        }
+    }
+
+    @Test("Sequential requests reuse one keep-alive connection", arguments: FaultTransportKind.all)
+    func keepAliveReuse(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.countingConnections, kind) { fixture in
+            for _ in 0..<5 {
+                let (task, calls) = fixture.dataTask()
+                task.resume()
+                try await calls.waitForCompletion(settle: .zero)
+                #expect(calls.single?.error == nil)
+            }
+            #expect(fixture.server.requestCount == 5)
+            #expect(fixture.server.connectionCount == 1)
+        }
+    }
+
+    @Test("After a connection dies mid-body, the next request gets a fresh connection", arguments: FaultTransportKind.all)
+    func recoveryAfterBrokenConnection(_ kind: FaultTransportKind) async throws {
+        try await withFaultFixture(.shortBody, kind) { fixture in
+            for _ in 0..<3 {
+                let (task, calls) = fixture.dataTask()
+                task.resume()
+                try await calls.waitForCompletion(settle: .zero)
+                fixture.expectFailure(task, calls, code: -1005)
+            }
+            #expect(fixture.server.connectionCount == 3)
+        }
+    }
+}
+
+// MARK: - Fixture
+
+/// A transport to run the fault tests on.
+struct FaultTransportKind: Sendable, CustomTestStringConvertible {
+    let name: String
+    let make: @Sendable () -> any Transport
+
+    var testDescription: String { name }
+
+    static let nio = FaultTransportKind(name: "NIOTransport", make: { NIOTransport() })
+    static let urlSession = FaultTransportKind(name: "URLSessionTransport", make: { URLSessionTransport() })
+
+    static let all: [FaultTransportKind] = [.nio, .urlSession]
+
+    var isURLSession: Bool { name == Self.urlSession.name }
+}
+
+/// What a completion handler was called with, every time it was called.
+private final class FaultCompletions: Sendable {
+    struct Call {
+        var response: HTTPURLResponse?
+        var object: (any Sendable)?
+        var error: (any Error)?
+    }
+
+    private let calls = Locked([Call]())
+
+    var handler: TaskCompletionHandler {
+        { response, object, error in
+            self.calls.withLock { $0.append(Call(response: response, object: object, error: error)) }
+        }
+    }
+
+    var count: Int { calls.withLock { $0.count } }
+
+    /// The only call, or `nil` when there were none or several.
+    var single: Call? { calls.withLock { $0.count == 1 ? $0[0] : nil } }
+
+    /// Waits for the first call, then `settle` more so that a second call would be seen.
+    func waitForCompletion(
+        timeout: Duration = .seconds(20), settle: Duration = .milliseconds(300),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try await waitUntil(timeout: timeout, sourceLocation: sourceLocation) { self.count > 0 }
+        try await Task.sleep(for: settle)
+    }
+}
+
+/// A server, a manager on one transport, and a private serial completion queue.
+private struct FaultFixture {
+    let server: FaultServer
+    let transport: any Transport
+    let manager: SessionManager
+
+    init(server: FaultServer, kind: FaultTransportKind, configuration: SessionConfiguration) {
+        self.server = server
+        transport = kind.make()
+        manager = SessionManager(configuration: configuration, transport: transport)
+        manager.completionQueue = DispatchQueue(label: "FaultTests.completion")
+        manager.responseSerializer = HTTPResponseSerializer()
+    }
+
+    /// A suspended data task for the server's root, with `timeout` as `URLRequest.timeoutInterval` when given.
+    func dataTask(timeout: TimeInterval? = nil) -> (DataTask, FaultCompletions) {
+        var request = URLRequest(url: server.baseURL)
+        if let timeout { request.timeoutInterval = timeout }
+        let calls = FaultCompletions()
+        return (manager.dataTask(with: request, completionHandler: calls.handler), calls)
+    }
+
+    /// Completed, and no longer among the manager's tasks.
+    func expectCompleted(_ task: SessionTask, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(task.state == .completed, sourceLocation: sourceLocation)
+        #expect(!manager.tasks.contains(task), sourceLocation: sourceLocation)
+        #expect(manager.tasks.isEmpty, sourceLocation: sourceLocation)
+    }
+
+    /// Completed exactly once with a ``CourierError`` whose code is `code`.
+    func expectFailure(
+        _ task: SessionTask, _ calls: FaultCompletions, code: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        expectFailure(task, calls, codes: [code], sourceLocation: sourceLocation)
+    }
+
+    /// Completed exactly once with a ``CourierError`` whose code is one of `codes`.
+    func expectFailure(
+        _ task: SessionTask, _ calls: FaultCompletions, codes: Set<Int>,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(calls.count == 1, "completion handler calls", sourceLocation: sourceLocation)
+        let error = calls.single?.error
+        let courier = error as? CourierError
+        #expect(courier != nil, "not a CourierError: \(String(describing: error))", sourceLocation: sourceLocation)
+        if let courier {
+            #expect(
+                codes.contains(courier.errorCode),
+                "\(courier); underlying: \(courier.underlyingError.map { String(reflecting: $0) } ?? "none")",
+                sourceLocation: sourceLocation)
+        }
+        #expect(calls.single?.object == nil, sourceLocation: sourceLocation)
+        #expect((task.error as? CourierError)?.errorCode == courier?.errorCode, sourceLocation: sourceLocation)
+        expectCompleted(task, sourceLocation: sourceLocation)
+    }
+
+    func tearDown() async {
+        manager.invalidate(cancelingTasks: true)
+        await transport.shutdown()
+        try? await server.stop()
+    }
+}
+
+/// Runs `body` against a fresh server with `behaviour`, then tears everything down, also when `body` throws.
+private func withFaultFixture(
+    _ behaviour: FaultServer.Behaviour, _ kind: FaultTransportKind,
+    configuration: SessionConfiguration = .ephemeral, _ body: (FaultFixture) async throws -> Void
+) async throws {
+    let server = try await FaultServer.start(behaviour)
+    let fixture = FaultFixture(server: server, kind: kind, configuration: configuration)
+    do {
+        try await body(fixture)
+    } catch {
+        await fixture.tearDown()
+        throw error
+    }
+    await fixture.tearDown()
+}
+
+/// Polls `condition` every 10 ms; records an issue and throws when it is still false after `timeout`.
+private func waitUntil(
+    timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out after \(timeout)", sourceLocation: sourceLocation)
+            throw FaultWaitTimeout()
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+private struct FaultWaitTimeout: Error {}
