@@ -7,6 +7,8 @@ let package = Package(
     name: "CourierBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
+        // `name:` keeps the product reference below working whatever the checkout's folder is called (a path
+        // dependency's identity is its folder name).
         .package(name: "Courier", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", .upToNextMinor(from: "1.37.0")),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

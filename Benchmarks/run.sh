@@ -4,6 +4,7 @@
 #   bash Benchmarks/run.sh                 # N=5000, c=1 and c=32, 3 interleaved rounds
 #   bash Benchmarks/run.sh --repeat 5      # any further arguments go to CourierBench
 #   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
+#   bash Benchmarks/run.sh --stages        # where Courier's time goes, without a network (see README.md)
 #
 # Installs nginx and wrk with apt-get when they are missing, serves a 1 KB JSON file from a temporary nginx on a
 # free 127.0.0.1 port, builds the benchmark in release mode and runs it. nginx is stopped on exit.
@@ -107,6 +108,7 @@ echo "swift:   $(swift --version 2>&1 | head -1)"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- reference: wrk -------------------------------------------------------------------------------------------
+for arg in "$@"; do [[ "$arg" != "--stages" ]] || WRK_SECONDS=0; done
 if [[ "$WRK_SECONDS" != "0" ]]; then
     echo
     for c in 1 32; do

@@ -51,8 +51,6 @@ let poolSize = 32
 
 /// A client under test: `fetch()` makes one GET of the payload and decodes it into a ``UserPage``.
 protocol BenchClient: Sendable {
-    /// The name printed in the results.
-    static var label: String { get }
     func fetch() async throws -> UserPage
     /// Releases the client's connections (and, for URLSession, invalidates the session).
     func shutdown() async
@@ -60,14 +58,21 @@ protocol BenchClient: Sendable {
 
 /// (a) AsyncHTTPClient used directly: `execute` + `collect(upTo:)` + `JSONDecoder`.
 final class RawAsyncHTTPClient: BenchClient {
-    static let label = "raw AsyncHTTPClient"
     let client: HTTPClient
     let url: String
 
-    init(url: URL) {
+    /// - Parameter likeNIOTransport: configure the client the way `NIOTransport` does (redirects off, 10 s connect
+    ///   timeout, gzip/deflate decompression on); a diagnostic that separates the configuration's cost from the
+    ///   wrapper code's.
+    init(url: URL, likeNIOTransport: Bool = false) {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: poolSize)
+        if likeNIOTransport {
+            configuration.redirectConfiguration = .disallow
+            configuration.timeout = .init(connect: .seconds(10))
+            configuration.decompression = .enabled(limit: .ratio(100))
+        }
         // The same event-loop group NIOTransport uses, so both run on the same threads.
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         self.url = url.absoluteString
@@ -92,7 +97,6 @@ final class RawAsyncHTTPClient: BenchClient {
 
 /// (c) URLSession used directly: `data(for:)` + `JSONDecoder`.
 final class RawURLSession: BenchClient {
-    static let label = "raw URLSession"
     let session: URLSession
     let request: URLRequest
 
@@ -118,12 +122,15 @@ final class RawURLSession: BenchClient {
 
 /// (b) and (d) Courier: `HTTPSessionManager.get(_:as:)` on the given transport.
 struct CourierClient<Kind: CourierTransportKind>: BenchClient {
-    static var label: String { Kind.label }
     let manager: HTTPSessionManager
     let path: String
 
     init(baseURL: URL, path: String) {
-        manager = HTTPSessionManager(baseURL: baseURL, transport: Kind.makeTransport())
+        self.init(manager: HTTPSessionManager(baseURL: baseURL, transport: Kind.makeTransport()), path: path)
+    }
+
+    init(manager: HTTPSessionManager, path: String) {
+        self.manager = manager
         self.path = path
     }
 
@@ -138,12 +145,10 @@ struct CourierClient<Kind: CourierTransportKind>: BenchClient {
 }
 
 protocol CourierTransportKind: Sendable {
-    static var label: String { get }
     static func makeTransport() -> any Transport
 }
 
 enum OnNIO: CourierTransportKind {
-    static let label = "Courier/NIOTransport"
     static func makeTransport() -> any Transport {
         // NIOTransport's default pool is 32 connections per host, the same as the raw client at c=32.
         NIOTransport()
@@ -151,8 +156,35 @@ enum OnNIO: CourierTransportKind {
 }
 
 enum OnURLSession: CourierTransportKind {
-    static let label = "Courier/URLSessionTransport"
     static func makeTransport() -> any Transport {
         URLSessionTransport()
+    }
+}
+
+/// Diagnostic, not in the default set (`--clients transport-nio`): Courier's `NIOTransport.send` called directly,
+/// without the session layer (no `HTTPSessionManager`, no task, no delegate), body gathered into `Data` and decoded.
+/// The gap between this and raw AsyncHTTPClient is the transport's own cost; the gap between this and
+/// Courier/NIOTransport is the session layer's.
+struct TransportOnly<Kind: CourierTransportKind>: BenchClient {
+    let transport: any Transport
+    let url: URL
+
+    init(url: URL) {
+        transport = Kind.makeTransport()
+        self.url = url
+    }
+
+    func fetch() async throws -> UserPage {
+        let response = try await transport.send(TransportRequest(method: "GET", url: url))
+        guard response.statusCode == 200 else {
+            throw BenchError(description: "transport: status \(response.statusCode)")
+        }
+        var data = Data()
+        for try await chunk in response.body { data.append(chunk) }
+        return try JSONDecoder().decode(UserPage.self, from: data)
+    }
+
+    func shutdown() async {
+        await transport.shutdown()
     }
 }

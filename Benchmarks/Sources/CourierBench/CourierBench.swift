@@ -1,5 +1,8 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -17,6 +20,9 @@ struct CourierBench {
     static let usage = """
         usage: CourierBench --url BASE_URL [--path 1k.json] [--requests 5000] [--concurrency 1,32] [--repeat 3]
                             [--clients ahc,courier-nio,urlsession,courier-urlsession]
+                            (diagnostic kinds: transport-nio, transport-urlsession, ahc-nio-config)
+               CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 3]
+                            (where Courier's time goes, without a network)
         """
 
     static func main() async {
@@ -30,26 +36,45 @@ struct CourierBench {
     }
 
     static func run(_ options: Options) async throws {
-        let payloadURL = options.baseURL.appendingPathComponent(options.path)
+        if options.stages {
+            let payload: Data
+            if let file = options.payloadFile {
+                payload = try Data(contentsOf: URL(fileURLWithPath: file))
+            } else if let baseURL = options.baseURL {
+                let (data, _) = try await URLSession.shared.data(from: baseURL.appendingPathComponent(options.path))
+                payload = data
+            } else {
+                throw BenchError(description: "--stages needs --payload FILE or --url")
+            }
+            try await Stages.run(payload: payload, iterations: options.requests, repeats: options.repeats)
+            return
+        }
+        guard let baseURL = options.baseURL else { throw BenchError(description: "--url is required") }
+        let payloadURL = baseURL.appendingPathComponent(options.path)
         try await preflight(payloadURL)
         print(
             "N=\(options.requests) GETs per measurement, concurrency \(options.concurrencies.map(String.init).joined(separator: ", ")), "
-                + "\(options.repeats) interleaved round(s), median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        print("peak RSS (ru_maxrss) is a process-wide high-water mark: the value after a case includes every case before it.\n")
+                + "\(options.repeats) interleaved round(s), median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
+        print(
+            "peak RSS (ru_maxrss) is a process-wide high-water mark: the value after a case includes every case before it.\n"
+        )
 
         var results: [Key: [Measurement]] = [:]
         for round in 1...options.repeats {
             for concurrency in options.concurrencies {
                 for kind in options.clients {
                     let measurement = try await measure(
-                        kind, baseURL: options.baseURL, path: options.path, payloadURL: payloadURL,
+                        kind, baseURL: baseURL, path: options.path, payloadURL: payloadURL,
                         requests: options.requests, concurrency: concurrency)
                     results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
                     print(
-                        "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 28))"
+                        "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 31))"
                             + "\(pad(format(measurement.requestsPerSecond, 0), 8)) req/s  "
                             + "CPU \(format(measurement.cpuSeconds, 2)) s (\(format(measurement.cpuMicrosPerRequest, 0)) µs/req)  "
-                            + "wall \(format(measurement.wallSeconds, 2)) s  peak RSS so far \(format(measurement.maxRSSMB, 1)) MB")
+                            + "\(format(measurement.contextSwitchesPerRequest, 1)) csw/req  "
+                            + "wall \(format(measurement.wallSeconds, 2)) s  peak RSS so far \(format(measurement.maxRSSMB, 1)) MB"
+                    )
                 }
             }
         }
@@ -86,6 +111,16 @@ struct CourierBench {
         case .courierURLSession:
             return try await measure(
                 CourierClient<OnURLSession>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
+        case .asyncHTTPClientLikeNIOTransport:
+            return try await measure(
+                RawAsyncHTTPClient(url: payloadURL, likeNIOTransport: true), requests: requests,
+                concurrency: concurrency)
+        case .transportNIO:
+            return try await measure(
+                TransportOnly<OnNIO>(url: payloadURL), requests: requests, concurrency: concurrency)
+        case .transportURLSession:
+            return try await measure(
+                TransportOnly<OnURLSession>(url: payloadURL), requests: requests, concurrency: concurrency)
         }
     }
 
@@ -104,7 +139,8 @@ struct CourierBench {
             let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
             return Measurement(
                 requests: requests, wallSeconds: seconds, cpuSeconds: after.cpuSeconds - before.cpuSeconds,
-                maxRSSMB: Double(after.maxRSSKB) / 1024)
+                maxRSSMB: Double(after.maxRSSKB) / 1024,
+                contextSwitches: after.voluntaryContextSwitches - before.voluntaryContextSwitches)
         } catch {
             await client.shutdown()
             throw error
@@ -131,20 +167,26 @@ struct CourierBench {
 
     static func report(_ results: [Key: [Measurement]], options: Options) {
         print("\n## Medians of \(options.repeats) round(s), N=\(options.requests) per measurement\n")
-        print("| client | c | req/s (median) | req/s (all rounds) | CPU s (median) | CPU µs/req | peak RSS after case* |")
-        print("|---|---:|---:|---|---:|---:|---:|")
+        print(
+            "| client | c | req/s (median) | req/s (all rounds) | CPU s (median) | CPU µs/req | ctx switches/req | peak RSS after case* |"
+        )
+        print("|---|---:|---:|---|---:|---:|---:|---:|")
         for concurrency in options.concurrencies {
             for kind in options.clients {
                 guard let runs = results[Key(kind: kind, concurrency: concurrency)] else { continue }
                 let rps = median(runs.map(\.requestsPerSecond))
                 let cpu = median(runs.map(\.cpuSeconds))
                 let rss = runs.map(\.maxRSSMB).max() ?? 0
+                let switches = median(runs.map(\.contextSwitchesPerRequest))
                 print(
                     "| \(kind.label) | \(concurrency) | \(format(rps, 0)) | \(runs.map { format($0.requestsPerSecond, 0) }.joined(separator: " / ")) "
-                        + "| \(format(cpu, 2)) | \(format(cpu / Double(options.requests) * 1e6, 0)) | \(format(rss, 1)) MB |")
+                        + "| \(format(cpu, 2)) | \(format(cpu / Double(options.requests) * 1e6, 0)) | \(format(switches, 1)) "
+                        + "| \(format(rss, 1)) MB |")
             }
         }
-        print("\n* ru_maxrss is the process-wide high-water mark, so each value includes every case measured before it.\n")
+        print(
+            "\n* ru_maxrss is the process-wide high-water mark, so each value includes every case measured before it.\n"
+        )
 
         func ratio(_ courier: ClientKind, _ raw: ClientKind, _ concurrency: Int) -> Double? {
             guard let a = results[Key(kind: courier, concurrency: concurrency)],
@@ -179,7 +221,9 @@ struct CourierBench {
         case .some(let pass) where asked:
             print("target: Courier/NIOTransport >= 0.9x raw AsyncHTTPClient at c=1 and c=32: \(pass ? "PASS" : "FAIL")")
         default:
-            print("target: Courier/NIOTransport >= 0.9x raw AsyncHTTPClient at c=1 and c=32: not judged (needs both clients at c=1 and c=32)")
+            print(
+                "target: Courier/NIOTransport >= 0.9x raw AsyncHTTPClient at c=1 and c=32: not judged (needs both clients at c=1 and c=32)"
+            )
         }
     }
 }
@@ -191,13 +235,22 @@ enum ClientKind: String, CaseIterable, Hashable {
     case courierNIO = "courier-nio"
     case urlSession = "urlsession"
     case courierURLSession = "courier-urlsession"
+    case transportNIO = "transport-nio"
+    case transportURLSession = "transport-urlsession"
+    case asyncHTTPClientLikeNIOTransport = "ahc-nio-config"
+
+    /// What a run measures unless `--clients` says otherwise; the transport-only kinds are for diagnosis.
+    static let standard: [ClientKind] = [.asyncHTTPClient, .courierNIO, .urlSession, .courierURLSession]
 
     var label: String {
         switch self {
-        case .asyncHTTPClient: RawAsyncHTTPClient.label
-        case .courierNIO: CourierClient<OnNIO>.label
-        case .urlSession: RawURLSession.label
-        case .courierURLSession: CourierClient<OnURLSession>.label
+        case .asyncHTTPClient: "raw AsyncHTTPClient"
+        case .courierNIO: "Courier/NIOTransport"
+        case .urlSession: "raw URLSession"
+        case .courierURLSession: "Courier/URLSessionTransport"
+        case .transportNIO: "NIOTransport.send only"
+        case .transportURLSession: "URLSessionTransport.send only"
+        case .asyncHTTPClientLikeNIOTransport: "raw AHC, NIOTransport's config"
         }
     }
 }
@@ -212,37 +265,46 @@ struct Measurement {
     var wallSeconds: Double
     var cpuSeconds: Double
     var maxRSSMB: Double
+    var contextSwitches: Int
 
     var requestsPerSecond: Double { Double(requests) / wallSeconds }
     var cpuMicrosPerRequest: Double { cpuSeconds / Double(requests) * 1e6 }
+    var contextSwitchesPerRequest: Double { Double(contextSwitches) / Double(requests) }
 }
 
 /// `getrusage(RUSAGE_SELF)`: CPU time (user + system) of the whole process, and its peak RSS.
 struct ResourceUsage {
     var cpuSeconds: Double
     var maxRSSKB: Int
+    /// Voluntary context switches: how often a thread of the process went to sleep waiting (for the socket, a lock,
+    /// or work from another thread). Per request, a count of the thread hand-offs a request costs.
+    var voluntaryContextSwitches: Int
 
     static func now() -> ResourceUsage {
         var usage = rusage()
         #if canImport(Glibc)
-            _ = getrusage(RUSAGE_SELF, &usage)
+            _ = getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
             let kilobytes = usage.ru_maxrss  // kilobytes on Linux
         #else
             _ = getrusage(RUSAGE_SELF, &usage)
             let kilobytes = usage.ru_maxrss / 1024  // bytes on Darwin
         #endif
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-        return ResourceUsage(cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), maxRSSKB: Int(kilobytes))
+        return ResourceUsage(
+            cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), maxRSSKB: Int(kilobytes),
+            voluntaryContextSwitches: Int(usage.ru_nvcsw))
     }
 }
 
 struct Options {
-    var baseURL: URL
+    var baseURL: URL?
+    var stages = false
+    var payloadFile: String?
     var path = "1k.json"
     var requests = 5000
     var concurrencies = [1, 32]
     var repeats = 3
-    var clients = ClientKind.allCases
+    var clients = ClientKind.standard
 
     init(arguments: [String]) throws {
         var baseURL: URL?
@@ -252,16 +314,22 @@ struct Options {
             return value
         }
         func positive(_ flag: String, _ text: String) throws -> Int {
-            guard let number = Int(text), number > 0 else { throw BenchError(description: "\(flag): not a positive number: \(text)") }
+            guard let number = Int(text), number > 0 else {
+                throw BenchError(description: "\(flag): not a positive number: \(text)")
+            }
             return number
         }
         while let flag = remaining.popFirst() {
             switch flag {
             case "--url":
                 let text = try value(flag)
-                guard let url = URL(string: text), url.scheme != nil else { throw BenchError(description: "bad --url \(text)") }
+                guard let url = URL(string: text), url.scheme != nil else {
+                    throw BenchError(description: "bad --url \(text)")
+                }
                 baseURL = url
             case "--path": path = try value(flag)
+            case "--stages": stages = true
+            case "--payload": payloadFile = try value(flag)
             case "--requests", "-n": requests = try positive(flag, try value(flag))
             case "--repeat": repeats = try positive(flag, try value(flag))
             case "--concurrency", "-c":
@@ -269,7 +337,8 @@ struct Options {
             case "--clients":
                 clients = try value(flag).split(separator: ",").map {
                     guard let kind = ClientKind(rawValue: String($0)) else {
-                        throw BenchError(description: "unknown client \($0); known: \(ClientKind.allCases.map(\.rawValue))")
+                        throw BenchError(
+                            description: "unknown client \($0); known: \(ClientKind.allCases.map(\.rawValue))")
                     }
                     return kind
                 }
@@ -279,7 +348,6 @@ struct Options {
             default: throw BenchError(description: "unknown argument \(flag)")
             }
         }
-        guard let baseURL else { throw BenchError(description: "--url is required") }
         self.baseURL = baseURL
     }
 }

@@ -135,7 +135,8 @@ extension CourierError {
     public var underlyingError: (any Error)? {
         switch self {
         case .parameterEncodingFailed(_, let error), .unacceptableStatusCode(_, _, let error),
-            .responseSerializationFailed(_, _, let error), .cannotConnect(_, let error, _), .connectionLost(let error, _),
+            .responseSerializationFailed(_, _, let error), .cannotConnect(_, let error, _),
+            .connectionLost(let error, _),
             .badServerResponse(_, let error, _), .fileOperationFailed(_, let error, _), .requestFailed(let error, _):
             return error
         case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,

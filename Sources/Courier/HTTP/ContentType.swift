@@ -17,18 +17,30 @@ public struct ContentType: Sendable, Hashable {
     public init?(_ headerValue: String) {
         var pieces = headerValue.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
         guard let first = pieces.next() else { return nil }
-        let mime = first.trimmingCharacters(in: .whitespaces).lowercased()
+        let mime = first.trimmingSpaces().lowercased()
         guard !mime.isEmpty else { return nil }
         self.mimeType = mime
         self.parameters = [:]
         while let piece = pieces.next() {
             guard let equals = piece.firstIndex(of: "=") else { continue }
-            let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            var value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let name = piece[..<equals].trimmingSpaces().lowercased()
+            var value = String(piece[piece.index(after: equals)...].trimmingSpaces())
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             }
             if !name.isEmpty { parameters[name] = value }
         }
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs; plain Swift, because Foundation's trimming is the slow part of
+    /// reading a `Content-Type` on every response.
+    func trimmingSpaces() -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

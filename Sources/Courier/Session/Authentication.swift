@@ -33,7 +33,9 @@ enum Authentication {
             if index < text.endIndex, text[index] == "\"" {
                 index = text.index(after: index)
                 while index < text.endIndex, text[index] != "\"" {
-                    if text[index] == "\\", text.index(after: index) < text.endIndex { index = text.index(after: index) }
+                    if text[index] == "\\", text.index(after: index) < text.endIndex {
+                        index = text.index(after: index)
+                    }
                     value.append(text[index])
                     index = text.index(after: index)
                 }

@@ -33,9 +33,24 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     ///   - baseURL: the base for relative URL strings; a `/` is added to a non-empty path that lacks one.
     ///   - configuration: timeouts, headers, cookies, redirects.
     ///   - transport: the platform's default when `nil`.
-    public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default, transport: (any Transport)? = nil) {
+    public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default, transport: (any Transport)? = nil)
+    {
         self.baseURL = baseURL.map(Self.normalizedBaseURL)
         super.init(configuration: configuration, transport: transport)
+    }
+
+    /// RFC 3986 resolution's common case without Foundation's general (and slow) resolver: a relative path with no
+    /// scheme, authority, dot segments or leading `/`, against a base whose path ends in `/`, is the base followed
+    /// by the path. Anything else returns `nil` and takes the general route.
+    static func appendingPlainPath(_ relative: String, to base: URL) -> URL? {
+        let path = relative.prefix { $0 != "?" && $0 != "#" }
+        guard let first = path.first, first != "/", first != "?", first != "#", !path.contains(":"),
+            !path.contains("//"), !path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }),
+            base.query == nil, base.fragment == nil
+        else { return nil }
+        let baseString = base.absoluteString
+        guard baseString.hasSuffix("/") else { return nil }
+        return URL(string: baseString + relative)
     }
 
     static func normalizedBaseURL(_ url: URL) -> URL {
@@ -53,6 +68,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         }
         // Foundation on Linux resolves the empty reference to nil; RFC 3986 §5.2.2 makes it the base itself.
         if urlString.isEmpty { return baseURL }
+        if let appended = Self.appendingPlainPath(urlString, to: baseURL) { return appended }
         guard let url = URL(string: urlString, relativeTo: baseURL)?.absoluteURL else {
             throw CourierError.invalidURL(urlString)
         }
@@ -65,8 +81,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         -> URLRequest
     {
         let url = try url(for: urlString)
-        var request = try requestSerializer.request(
-            method: method, urlString: url.absoluteString, parameters: parameters)
+        var request = try requestSerializer.request(method: method, url: url, parameters: parameters)
         for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name) }
         return request
     }
@@ -209,32 +224,21 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         -> Response<Serializer.SerializedObject>
     {
         let started = Date()
-        let outcome = Outcome<(Serializer.SerializedObject, Data?)>()
         let task = DataTask(request: request, controller: core)
-        register(
-            task, uploadBody: nil, nil, nil,
-            { response, object, error in
-                if let error {
-                    outcome.fulfill(.failure(error))
-                } else if let (value, data) = object as? (Serializer.SerializedObject, Data?) {
-                    outcome.fulfill(.success((value, data)))
-                } else {
-                    outcome.fulfill(.failure(CourierError.requestFailed(underlyingError: nil, context: .init(response: response))))
-                }
-            }, serializer: DataKeepingSerializer(base: serializer), completionQueue: .some(nil))
-        let (value, data) = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                outcome.wait(with: continuation)
-                task.resume()
-            }
-        } onCancel: {
-            task.cancel()
+        let delegate = TaskDelegate(
+            serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
+            completionQueue: nil)
+        core.register(task, delegate: delegate)
+        if core.invalidated.value {
+            core.finish(task, delegate: delegate, error: CourierError.cancelled(context: .init(request: request)))
         }
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let response = task.response else {
-            throw CourierError.badServerResponse(reason: "no response", underlyingError: nil, context: .init(request: request))
+            throw CourierError.badServerResponse(
+                reason: "no response", underlyingError: nil, context: .init(request: request))
         }
         return Response(
-            request: task.currentRequest ?? request, response: response, data: data ?? Data(), value: value,
+            request: task.currentRequest ?? request, response: response, data: data, value: value,
             metrics: Response.Metrics(start: started, end: Date()))
     }
 
@@ -267,7 +271,8 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func head(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders())
         async throws -> Response<Data?>
     {
-        try await send("HEAD", urlString, parameters: parameters, headers: headers, serializer: HTTPResponseSerializer())
+        try await send(
+            "HEAD", urlString, parameters: parameters, headers: headers, serializer: HTTPResponseSerializer())
     }
 
     /// POST, decoding the body as `type`.
@@ -300,38 +305,5 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         decoder: any DataDecoder = JSONDecoder()
     ) async throws -> Response<Value> {
         try await send("DELETE", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
-    }
-}
-
-/// Runs a serializer and keeps the raw body next to its result, for ``Response/data``.
-private struct DataKeepingSerializer<Base: ResponseSerializer>: ResponseSerializer {
-    let base: Base
-
-    func serialize(response: HTTPURLResponse?, data: Data?) throws -> (Base.SerializedObject, Data?) {
-        (try base.serialize(response: response, data: data), data)
-    }
-}
-
-/// A result delivered once, to a continuation that may arrive before or after it.
-private final class Outcome<Value: Sendable>: Sendable {
-    private let state = Locked<(result: Result<Value, any Error>?, continuation: CheckedContinuation<Value, any Error>?)>(
-        (nil, nil))
-
-    func fulfill(_ result: Result<Value, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: result)
-    }
-
-    func wait(with continuation: CheckedContinuation<Value, any Error>) {
-        let ready = state.withLock { state -> Result<Value, any Error>? in
-            if state.result == nil { state.continuation = continuation }
-            return state.result
-        }
-        if let ready { continuation.resume(with: ready) }
     }
 }

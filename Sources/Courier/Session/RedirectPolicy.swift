@@ -14,7 +14,9 @@ enum RedirectPolicy {
     /// - 301, 302 and 303 turn any method but GET and HEAD into GET without a body.
     /// - 307 and 308 keep the method and the body.
     /// - `Authorization` and `Cookie` are dropped when the redirect leaves the origin (scheme, host, port).
-    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) -> (request: URLRequest, keepsBody: Bool)? {
+    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) -> (
+        request: URLRequest, keepsBody: Bool
+    )? {
         guard statusCodes.contains(response.statusCode), let current = request.url,
             let location = response.value(forHTTPHeaderField: "Location"),
             let target = URL(string: location, relativeTo: current)?.absoluteURL, target.scheme != nil

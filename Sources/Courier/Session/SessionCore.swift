@@ -27,9 +27,8 @@ final class SessionCore: TaskController {
     let entries = Locked([Int: Entry]())
     let eventContinuations = Locked([UUID: AsyncStream<SessionEvent>.Continuation]())
     let invalidated = Locked(false)
+    let sweeperRunning = Locked(false)
 
-    /// Serializers run here, off the transport's threads (`url_session_manager_processing_queue`).
-    static let processingQueue = DispatchQueue(label: "com.courier.session.processing", attributes: .concurrent)
     /// Completion handlers without a completion group use this one (`url_session_manager_completion_group`).
     static let defaultCompletionGroup = DispatchGroup()
 
@@ -56,11 +55,12 @@ final class SessionCore: TaskController {
 
     func start(_ task: SessionTask) {
         guard let delegate = delegate(for: task) else { return }
+        armTimeouts(for: task, delegate: delegate)
         let runner = Task { await self.run(task, delegate: delegate) }
         let cancelledMeanwhile = task.mutable.withLock { state -> Bool in
-            state.runner = runner
+            state.cancelRunner = { runner.cancel() }
             return state.state == .canceling
-        }
+        }  // cancelled before the runner was stored: cancel it now
         if cancelledMeanwhile { runner.cancel() }
     }
 
@@ -86,14 +86,79 @@ final class SessionCore: TaskController {
     // MARK: Running
 
     private func run(_ task: SessionTask, delegate: TaskDelegate) async {
-        let watchdog = startWatchdog(for: task, delegate: delegate)
-        defer { watchdog.cancel() }
         do {
             try await perform(task, delegate: delegate)
             finish(task, delegate: delegate, error: nil)
         } catch {
             finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
         }
+    }
+
+    /// Runs a task for the `async` API and returns the typed result: one runner task, serialization in it with the
+    /// concrete serializer, and no completion handler, queue hop or type-erased cast. The task still goes through
+    /// the session's map, hooks, timeouts, notifications and events like any other.
+    func runTyped<Serializer: ResponseSerializer>(
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
+    ) async throws -> (Serializer.SerializedObject, Data) {
+        let runner = Task { try await self.runTypedBody(task, delegate: delegate, serializer: serializer) }
+        let cancelledMeanwhile = task.mutable.withLock { state -> Bool in
+            state.cancelRunner = { runner.cancel() }
+            return state.state == .canceling
+        }
+        if cancelledMeanwhile { runner.cancel() }
+        return try await withTaskCancellationHandler {
+            try await runner.value
+        } onCancel: {
+            runner.cancel()
+            task.cancel()
+        }
+    }
+
+    private func runTypedBody<Serializer: ResponseSerializer>(
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
+    ) async throws -> (Serializer.SerializedObject, Data) {
+        let started = task.mutable.withLock { state -> Bool in
+            guard state.state == .suspended, !state.started else { return false }
+            state.state = .running
+            state.started = true
+            return true
+        }
+        guard started else {
+            throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
+        }
+        taskDidChangeState(task, to: .running)
+        armTimeouts(for: task, delegate: delegate)
+        var failure: (any Error)?
+        do {
+            try await perform(task, delegate: delegate)
+        } catch {
+            failure = courierError(error, task: task, delegate: delegate)
+        }
+        var outcome: Result<(Serializer.SerializedObject, Data), any Error>
+        if let failure {
+            outcome = .failure(failure)
+        } else {
+            let data = delegate.receivedData
+            do {
+                outcome = .success((try serializer.serialize(response: task.response, data: data), data))
+            } catch {
+                outcome = .failure((error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error)
+            }
+        }
+        let object: (any Sendable)? = try? outcome.get().0
+        let error: (any Error)? = { if case .failure(let error) = outcome { return error } else { return nil } }()
+        if task.markCompleted(error: failure) {
+            entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+            settings.withLock { $0.hooks }.didComplete?(task, failure)
+            delegate.finishProgress()
+            var userInfo: [String: Any] = [SessionNotificationKey.responseSerializer: serializer]
+            userInfo[SessionNotificationKey.responseData] = delegate.receivedData
+            if let error { userInfo[SessionNotificationKey.error] = error }
+            if let object, error == nil { userInfo[SessionNotificationKey.serializedResponse] = object }
+            post(.taskDidComplete, task: task, userInfo: userInfo)
+            emit(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+        }
+        return try outcome.get()
     }
 
     /// The request loop: cookies, the transport, redirects, authentication, then the body.
@@ -111,13 +176,15 @@ final class SessionCore: TaskController {
             guard let url = request.url else { throw CourierError.invalidURL("") }
             visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
             task.mutable.withLock { $0.currentRequest = request }
-            let outgoing = makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
+            let outgoing = makeTransportRequest(
+                request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
             delegate.touch()
             let response = try await transport.send(outgoing)
             delegate.touch()
             guard let http = response.makeHTTPURLResponse() else {
                 throw CourierError.badServerResponse(
-                    reason: "the response head could not be read", underlyingError: nil, context: CourierError.Context())
+                    reason: "the response head could not be read", underlyingError: nil, context: CourierError.Context()
+                )
             }
             task.mutable.withLock { $0.response = http }
             storeCookies(from: response, for: request, url: url)
@@ -256,33 +323,63 @@ final class SessionCore: TaskController {
 
     // MARK: Timeouts
 
-    /// A companion task that cancels the runner when no bytes have moved for the request timeout, or the resource
-    /// timeout has passed. A suspended task does not time out while it is suspended.
-    private func startWatchdog(for task: SessionTask, delegate: TaskDelegate) -> Task<Void, Never> {
+    /// Arms the task's timeouts and makes sure the sweeper that enforces them is running.
+    private func armTimeouts(for task: SessionTask, delegate: TaskDelegate) {
         let requestTimeout = task.originalRequest.map(requestTimeout(for:)) ?? configuration.timeoutIntervalForRequest
-        let resourceDeadline = ContinuousClock.now + .seconds(configuration.timeoutIntervalForResource)
-        let idle = Duration.milliseconds(Int64(requestTimeout * 1000))
-        return Task { [weak task] in
-            while !Task.isCancelled {
-                guard let task else { return }
-                let now = ContinuousClock.now
-                if task.state == .suspended { delegate.touch() }
-                let lastActivity = delegate.state.withLock { $0.lastActivity }
-                let deadline = min(lastActivity + idle, resourceDeadline)
-                if now >= deadline {
-                    let runner = task.mutable.withLock { $0.runner }
-                    delegate.state.withLock { $0.timedOut = true }
-                    runner?.cancel()
-                    return
+        delegate.state.withLock { state in
+            state.lastActivity = .now
+            state.idleTimeout = .milliseconds(Int64(requestTimeout * 1000))
+            state.resourceDeadline = .now + .milliseconds(Int64(configuration.timeoutIntervalForResource * 1000))
+        }
+        let startSweeper = sweeperRunning.withLock { running -> Bool in
+            defer { running = true }
+            return !running
+        }
+        if startSweeper { Task { await self.sweepTimeouts() } }
+    }
+
+    /// One loop per session, instead of a timer per task: it wakes at the nearest deadline (at least every
+    /// 250 ms), cancels the runners of tasks that waited too long for bytes or ran out of time, and stops when no
+    /// task is left. A suspended task does not time out while it is suspended.
+    private func sweepTimeouts() async {
+        while true {
+            let now = ContinuousClock.now
+            var nearest = now + .milliseconds(250)
+            let running = entries.withLock { entries in entries.values.filter { $0.task.state != .completed } }
+            if running.isEmpty {
+                let stop = sweeperRunning.withLock { running -> Bool in
+                    // A task registered since the snapshot keeps the sweeper alive.
+                    let idle = entries.withLock { $0.isEmpty }
+                    if idle { running = false }
+                    return idle
                 }
-                try? await Task.sleep(until: min(deadline, now + .seconds(1)), clock: .continuous)
+                if stop { return }
             }
+            for entry in running {
+                let suspended = entry.task.state == .suspended
+                let expired = entry.delegate.state.withLock { state -> Bool in
+                    guard let idle = state.idleTimeout, let resourceDeadline = state.resourceDeadline else {
+                        return false
+                    }
+                    if suspended { state.lastActivity = now }
+                    let deadline = min(state.lastActivity + idle, resourceDeadline)
+                    if now >= deadline {
+                        state.timedOut = true
+                        return true
+                    }
+                    nearest = min(nearest, deadline)
+                    return false
+                }
+                if expired { entry.task.cancelExecution() }
+            }
+            try? await Task.sleep(until: nearest, clock: .continuous)
         }
     }
 
     /// A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
     private func requestTimeout(for request: URLRequest) -> TimeInterval {
-        request.timeoutInterval != Self.defaultRequestTimeout ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+        request.timeoutInterval != Self.defaultRequestTimeout
+            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
     }
 
     private static let defaultRequestTimeout: TimeInterval = {
@@ -316,8 +413,8 @@ final class SessionCore: TaskController {
         }
     }
 
-    /// Completes the task exactly once: hooks, serialization on the processing queue, the completion handler on
-    /// the completion queue inside the completion group, then the notification and the event.
+    /// Completes the task exactly once: hooks, serialization (in the runner, off the transport's threads), the
+    /// completion handler on the completion queue inside the completion group, then the notification and the event.
     func finish(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
         guard task.markCompleted(error: error) else { return }
         entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
@@ -327,7 +424,8 @@ final class SessionCore: TaskController {
         let queue = delegate.completionQueue
         let group = settings.completionGroup ?? Self.defaultCompletionGroup
 
-        let deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void = { object, failure, info in
+        let deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void = {
+            object, failure, info in
             delegate.finishProgress()
             let complete: @Sendable () -> Void = {
                 delegate.completion?(response, object, failure)
@@ -347,22 +445,23 @@ final class SessionCore: TaskController {
 
         if let error {
             delegate.removeDownloadFile()
-            deliver(nil, error, delegate.isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
+            deliver(
+                nil, error, delegate.isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
             return
         }
-        Self.processingQueue.async {
-            if let temporaryURL = delegate.finishDownloadFile() {
-                self.finishDownload(task, delegate: delegate, temporaryURL: temporaryURL, settings: settings, deliver: deliver)
-                return
-            }
-            let data = delegate.receivedData
-            do {
-                let object = try delegate.serializer.serialize(response: response, data: data)
-                deliver(object, nil, [SessionNotificationKey.responseData: data])
-            } catch {
-                let attached = (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
-                deliver(nil, attached, [SessionNotificationKey.responseData: data])
-            }
+        // Serialization runs here, in the task's runner on Swift's concurrent pool: off the transport's threads,
+        // as AFNetworking's processing queue is, without a second thread hop.
+        if let temporaryURL = delegate.finishDownloadFile() {
+            finishDownload(task, delegate: delegate, temporaryURL: temporaryURL, settings: settings, deliver: deliver)
+            return
+        }
+        let data = delegate.receivedData
+        do {
+            let object = try delegate.serializer.serialize(response: response, data: data)
+            deliver(object, nil, [SessionNotificationKey.responseData: data])
+        } catch {
+            let attached = (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
+            deliver(nil, attached, [SessionNotificationKey.responseData: data])
         }
     }
 
@@ -372,7 +471,9 @@ final class SessionCore: TaskController {
     ) {
         let response = task.response
         let destination =
-            (task as? DownloadTask).flatMap { settings.hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
+            (task as? DownloadTask).flatMap {
+                settings.hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response)
+            }
             ?? delegate.destination?(temporaryURL, response)
         guard let destination else {
             // No destination: the file is the caller's to use during the completion handler only.

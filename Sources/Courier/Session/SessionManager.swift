@@ -12,9 +12,9 @@ import Foundation
 /// task.resume()
 /// ```
 ///
-/// Factories return suspended tasks, as AFNetworking's do. Serialization runs on a concurrent processing queue,
-/// off the transport's threads; completion handlers run on ``completionQueue`` (the main queue by default) inside
-/// ``completionGroup``. Notifications (``Foundation/Notification/Name/taskDidResume`` …) are posted on the thread
+/// Factories return suspended tasks, as AFNetworking's do. Each running task has a runner on Swift's concurrent
+/// pool, where its response is serialized, off the transport's threads (AFNetworking's processing queue);
+/// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``. Notifications (``Foundation/Notification/Name/taskDidResume`` …) are posted on the thread
 /// where the change happens, and ``events()`` delivers the same changes as an `AsyncStream`.
 ///
 /// Releasing a manager cancels its running tasks; ``invalidate(cancelingTasks:)`` does so explicitly.
@@ -119,7 +119,8 @@ open class SessionManager: @unchecked Sendable {
             body = try RequestBody.file(fileURL)
         } catch {
             let failure = CourierError.fileOperationFailed(
-                reason: "File URL not reachable.", underlyingError: error, context: CourierError.Context(request: request))
+                reason: "File URL not reachable.", underlyingError: error,
+                context: CourierError.Context(request: request))
             body = RequestBody(length: nil, isReplayable: false) { throw failure }
         }
         return uploadTask(with: request, body: body, progress: progress, completionHandler: completionHandler)
@@ -171,7 +172,9 @@ open class SessionManager: @unchecked Sendable {
             downloadProgress: downloadProgress, completion: completionHandler, completionQueue: queue)
         core.register(task, delegate: delegate)
         if core.invalidated.value {
-            core.finish(task, delegate: delegate, error: CourierError.cancelled(context: CourierError.Context(request: task.originalRequest)))
+            core.finish(
+                task, delegate: delegate,
+                error: CourierError.cancelled(context: CourierError.Context(request: task.originalRequest)))
         }
     }
 

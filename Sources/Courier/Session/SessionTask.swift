@@ -42,7 +42,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         var bytesReceived: Int64 = 0
         var bytesExpectedToReceive: Int64 = -1
         var gate: [CheckedContinuation<Void, Never>] = []
-        var runner: Task<Void, Never>?
+        /// Cancels the Swift task running this task, once there is one.
+        var cancelRunner: (@Sendable () -> Void)?
     }
 
     let mutable: Locked<Mutable>
@@ -113,16 +114,23 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Cancels the task: it completes with ``CourierError/cancelled(context:)`` (code -999), even if it was never
     /// resumed. Does nothing once the task is canceling or completed.
     public func cancel() {
-        let (runner, neverStarted) = mutable.withLock { state -> (Task<Void, Never>?, Bool)? in
-            guard state.state == .suspended || state.state == .running else { return nil }
-            state.state = .canceling
-            let waiting = state.gate
-            state.gate = []
-            waiting.forEach { $0.resume() }
-            return (state.runner, !state.started)
-        } ?? (nil, false)
-        runner?.cancel()
+        let neverStarted =
+            mutable.withLock { state -> Bool? in
+                guard state.state == .suspended || state.state == .running else { return nil }
+                state.state = .canceling
+                let waiting = state.gate
+                state.gate = []
+                waiting.forEach { $0.resume() }
+                return !state.started
+            } ?? false
+        cancelExecution()
         if neverStarted { controller?.cancelBeforeStart(self) }
+    }
+
+    /// Interrupts the task's runner. Cancelling runs cancellation handlers synchronously, and those may call back
+    /// into this object, so it happens outside the lock.
+    func cancelExecution() {
+        mutable.withLock { $0.cancelRunner }?()
     }
 
     /// Waits while the task is suspended; returns at once when it is running, canceling or completed.
@@ -143,7 +151,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
             guard state.state != .completed else { return false }
             state.state = .completed
             state.error = error
-            state.runner = nil
+            state.cancelRunner = nil
             let waiting = state.gate
             state.gate = []
             waiting.forEach { $0.resume() }

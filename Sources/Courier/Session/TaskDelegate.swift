@@ -27,6 +27,8 @@ final class TaskDelegate: @unchecked Sendable {
         var downloadFile: FileHandle?
         var downloadURL: URL?
         var lastActivity = ContinuousClock.now
+        var idleTimeout: Duration?
+        var resourceDeadline: ContinuousClock.Instant?
         var timedOut = false
     }
 
@@ -35,7 +37,7 @@ final class TaskDelegate: @unchecked Sendable {
     let uploadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let downloadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let completion: TaskCompletionHandler?
-    /// `nil`: run the completion on the processing queue (the async API's continuation needs no hop).
+    /// `nil`: run the completion where serialization ran (the async API's continuation needs no hop).
     let completionQueue: DispatchQueue?
     let destination: DownloadDestination?
     let downloadOptions: DownloadOptions

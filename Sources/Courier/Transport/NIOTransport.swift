@@ -123,10 +123,16 @@ public final class NIOTransport: Transport {
                 return .requestFailed(underlyingError: error, context: context)
             }
         }
-        if error is HTTPParserError {
-            return .badServerResponse(reason: "the response is not valid HTTP", underlyingError: error, context: context)
+        if let error = error as? HTTPParserError, error == .invalidEOFState {
+            // The server closed the connection before the body it announced was complete.
+            return .connectionLost(underlyingError: error, context: context)
         }
-        if error is NIOConnectionError || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
+        if error is HTTPParserError {
+            return .badServerResponse(
+                reason: "the response is not valid HTTP", underlyingError: error, context: context)
+        }
+        if error is NIOConnectionError
+            || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
         {
             return .cannotConnect(host: url.host ?? "", underlyingError: error, context: context)
         }

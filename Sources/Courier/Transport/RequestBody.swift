@@ -83,7 +83,9 @@ private final class FileChunkReader: @unchecked Sendable {
             let chunk = try state.handle.read(upToCount: Int(min(Int64(chunkSize), max(remaining, 1)))) ?? Data()
             if chunk.isEmpty {
                 try? state.handle.close()
-                guard remaining == 0 else { throw FileChangedError(url: url, expected: expectedLength, read: state.sent) }
+                guard remaining == 0 else {
+                    throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
+                }
                 return nil
             }
             state.sent += Int64(chunk.count)

@@ -18,13 +18,15 @@ import Foundation
 /// credentials are offered, and the request and resource timeouts are set to 7 days because the session layer runs
 /// its own. One `URLSession` with one delegate serves every request; ``shutdown()`` invalidates it.
 ///
-/// What `URLSession` still does on its own, on every platform:
+/// What `URLSession` still does on its own, on every platform, and cannot be turned off:
 /// - It sends `Accept-Encoding` (on Linux `deflate, gzip, br, zstd`) unless the request has one, and **decompresses
-///   the body itself**: the body handed back is the decoded one while `Content-Encoding` and `Content-Length` still
-///   describe the encoded one. Set ``Configuration`` aside: this cannot be turned off.
-/// - It adds a `User-Agent` when the request has none (on Linux `<process> (unknown version) curl/<version>`).
-/// - It joins repeated response fields into one value with `, ` (so several `Set-Cookie` arrive as one field), and
-///   it does not report the HTTP version: ``TransportResponse/httpVersion`` is always `HTTP/1.1`, even over HTTP/2.
+///   the body itself**: the body handed back is the decoded one, while the `Content-Encoding` and `Content-Length`
+///   fields still describe the encoded one (measured on Linux: `Content-Length: 73`, `Content-Encoding: gzip`, 12,000
+///   bytes of body). Do not decompress again.
+/// - It adds fields the request lacks; on Linux `User-Agent` (`<process> (unknown version) curl/<version>`),
+///   `Accept-Language: en` and `Connection: keep-alive`.
+/// - It joins repeated response fields into one value with `, ` (two `Set-Cookie` arrive as one `a=1, b=2`), and it
+///   does not report the HTTP version: ``TransportResponse/httpVersion`` is always `HTTP/1.1`, even over HTTP/2.
 ///
 /// Bodies: a ``RequestBody/data`` body is sent from memory as `httpBody`. Any other body (a file, a stream) is first
 /// copied into a temporary file, chunk by chunk so memory stays constant, and sent with
@@ -36,10 +38,10 @@ import Foundation
 /// The response body is pulled: ``TransportResponse/body`` is fed by the delegate and holds at most
 /// ``Configuration/maximumBufferedBytes`` in memory. Beyond that, on Apple platforms the `URLSessionTask` is
 /// suspended until the consumer has pulled the buffer down to half the limit. On Linux suspending a running task
-/// does not pause it: it drops the connection and `resume()` sends the request again from the start (measured: the
-/// server saw a second request and the body arrived with its first megabyte twice), so there the excess is written
-/// to an unlinked temporary file instead and read back as the consumer pulls; memory stays bounded, disk use does
-/// not.
+/// does not pause it: it drops the connection, and `resume()` sends the request again from the start (measured: the
+/// server saw the request twice, and the body arrived with the bytes received before the suspension repeated in
+/// front of it), so there the excess is written to an unlinked temporary file instead and read back as the consumer
+/// pulls: memory stays bounded, disk use does not.
 ///
 /// ## Gaps on Linux
 ///
@@ -51,7 +53,8 @@ import Foundation
 ///   `Range`.
 /// - A streamed body of known length cannot be sent with `Content-Length` (see above: this transport goes through a
 ///   temporary file), and an interim `100 Continue` reaches the delegate as a response (this transport skips it).
-/// - Never caches (nor does this transport anywhere: the session layer owns caching).
+/// - `URLCache` never stores HTTP responses (this transport turns caching off on every platform anyway: the session
+///   layer owns it).
 /// - Task metrics are never delivered.
 /// - Slow: about 6.5× fewer requests per second than ``NIOTransport`` at 32 concurrent requests (it keeps closing and
 ///   reopening connections), about 11× slower uploads and about 1.7× slower downloads.
@@ -154,21 +157,23 @@ public final class URLSessionTransport: Transport {
             throw CourierError.requestFailed(underlyingError: TransportShutDownError(), context: CourierError.Context())
         }
         let id = task.taskIdentifier
-        let delegate = self.delegate
+        let taskDelegate = delegate
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                delegate.start(id, head: continuation)
+                taskDelegate.start(id, head: continuation)
             }
         } onCancel: {
-            delegate.cancel(id)
+            taskDelegate.cancel(id)
         }
     }
 
     /// Cancels every running request and invalidates the session (`invalidateAndCancel`), waiting until URLSession
-    /// reports that it is invalid. Requests sent afterwards fail with ``CourierError/requestFailed(underlyingError:context:)``.
+    /// reports that it is invalid. Requests sent afterwards fail with
+    /// ``CourierError/requestFailed(underlyingError:context:)``.
     ///
-    /// Cancelling rather than letting tasks finish matches ``NIOTransport``; a session that wants its tasks to finish
-    /// waits for them before shutting the transport down.
+    /// Cancelling rather than letting tasks finish (`finishTasksAndInvalidate`) is what ``NIOTransport`` does too:
+    /// on both, an exchange still running fails with ``CourierError/cancelled(context:)``. A session that wants its
+    /// tasks to finish waits for them before shutting the transport down.
     public func shutdown() async {
         let shouldInvalidate = isShutDown.withLock { isShutDown in
             defer { isShutDown = true }
@@ -250,8 +255,16 @@ public final class URLSessionTransport: Transport {
         case .badServerResponse:
             return .badServerResponse(
                 reason: "the response is not valid HTTP", underlyingError: error, context: context)
+        case .unsupportedURL where nsError.localizedDescription.contains("HTTP/0.9"):
+            // Linux: libcurl's "Received HTTP/0.9 when not allowed", for a status line that is not HTTP.
+            return .badServerResponse(
+                reason: "the status line is not HTTP", underlyingError: error, context: context)
         case .badURL, .unsupportedURL:
             return .invalidURL(url.absoluteString)
+        case .unknown where nsError.localizedDescription.hasPrefix("transfer closed with"):
+            // Linux: libcurl's "transfer closed with N bytes remaining to read" (or "with outstanding read data
+            // remaining" when chunked), for a body cut short by the server closing the connection, arrives as -1.
+            return .connectionLost(underlyingError: error, context: context)
         case .httpTooManyRedirects:
             return .tooManyRedirects(context: context)
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
@@ -261,6 +274,11 @@ public final class URLSessionTransport: Transport {
             return .requestFailed(underlyingError: error, context: context)
         }
     }
+}
+
+/// A response body was read by two iterations at once.
+struct ConcurrentBodyReadError: Error, CustomStringConvertible {
+    var description: String { "The response body is already being read by another iteration." }
 }
 
 /// The transport was shut down before the request was sent.
@@ -293,6 +311,11 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         var suspensions = 0
         /// How many bytes went through spill files.
         var spilledBytes: Int64 = 0
+        /// How many interim (1xx) responses were skipped.
+        var interimResponses = 0
+        /// How many temporary files were made for request bodies, and the last one.
+        var uploadFileCount = 0
+        var lastUploadFile: URL?
     }
 
     let maximumBufferedBytes: Int
@@ -300,6 +323,9 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     private let tasks = Locked<[Int: TaskState]>([:])
     private let invalidation = Locked<(isInvalid: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     let statistics = Locked(Statistics())
+
+    /// How many tasks are being tracked (sent and not yet fully read, failed or dropped), for tests.
+    var taskCount: Int { tasks.withLock { $0.count } }
 
     /// The chunk size used when reading back a spill file.
     private static let spillReadSize = 64 * 1024
@@ -332,6 +358,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         var waiter: CheckedContinuation<Data?, any Error>?
         /// Set when the task completes.
         var outcome: Result<Void, CourierError>?
+        /// An authentication challenge ended the task: its cancellation is the end of the (lost) body.
+        var endedByChallenge = false
 
         init(task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?) {
             self.task = task
@@ -360,6 +388,12 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     func register(_ task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?) {
         let state = TaskState(task: task, url: url, bodyProgress: bodyProgress, uploadFile: uploadFile)
         tasks.withLock { $0[task.taskIdentifier] = state }
+        if let uploadFile {
+            statistics.withLock {
+                $0.uploadFileCount += 1
+                $0.lastUploadFile = uploadFile
+            }
+        }
     }
 
     /// Resumes the task, to be answered through `head`; a task already cancelled is dropped instead.
@@ -431,12 +465,12 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             cancel(id)
             throw CourierError.cancelled(context: CourierError.Context())
         }
-        if let ready = try takeReadyChunk(id, waiter: nil) { return ready.value }
+        if let ready = try takeReadyChunk(id, waiter: nil) { return ready }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
                 do {
                     if let ready = try takeReadyChunk(id, waiter: continuation) {
-                        continuation.resume(returning: ready.value)
+                        continuation.resume(returning: ready)
                     }
                 } catch {
                     continuation.resume(throwing: error)
@@ -481,7 +515,16 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
                 tasks[id] = nil
                 return .end(outcome)
             }
-            if let waiter { state.waiter = waiter }
+            if let waiter {
+                // One reader at a time: a second one would strand the first.
+                guard state.waiter == nil else {
+                    return .end(
+                        .failure(
+                            .requestFailed(underlyingError: ConcurrentBodyReadError(), context: CourierError.Context()))
+                    )
+                }
+                state.waiter = waiter
+            }
             return .wait
         }
         switch step {
@@ -559,6 +602,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         }
         // On Linux an interim `100 Continue` arrives here as if it were the response; the real one follows.
         if (100..<200).contains(http.statusCode) && http.statusCode != 101 {
+            statistics.withLock { $0.interimResponses += 1 }
             completionHandler(.allow)
             return
         }
@@ -691,16 +735,39 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
                 context: CourierError.Context()))
     }
 
+    /// FoundationNetworking on Linux delivers a `401` head and then a challenge; default handling never completes
+    /// the task and any other answer cancels it, losing the body. Courier answers challenges itself (the session
+    /// retries with credentials), so the task is ended here and its `401` delivered with an empty body.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let method = challenge.protectionSpace.authenticationMethod
+        guard
+            method == NSURLAuthenticationMethodHTTPBasic || method == NSURLAuthenticationMethodHTTPDigest
+                || method == NSURLAuthenticationMethodDefault
+        else {
+            completionHandler(.performDefaultHandling, nil)  // e.g. server trust on Apple platforms
+            return
+        }
+        tasks.withLock { $0[task.taskIdentifier]?.endedByChallenge = true }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         typealias Found = (
-            outcome: Result<Void, CourierError>, uploadFile: URL?,
+            outcome: Result<Void, CourierError>,
             head: CheckedContinuation<TransportResponse, any Error>?, waiter: CheckedContinuation<Data?, any Error>?
         )
         let id = task.taskIdentifier
+        // Deleted before anyone can learn that the task is over.
+        if let file = tasks.withLock({ $0[id]?.uploadFile }) { try? FileManager.default.removeItem(at: file) }
         let found: Found? = tasks.withLock { tasks in
             guard let state = tasks[id] else { return nil }
             let outcome: Result<Void, CourierError> =
-                error.map { .failure(URLSessionTransport.courierError($0, url: state.url)) } ?? .success(())
+                state.endedByChallenge && state.headDelivered
+                ? .success(())
+                : error.map { .failure(URLSessionTransport.courierError($0, url: state.url)) } ?? .success(())
             state.outcome = outcome
             let head = state.head
             let waiter = state.waiter
@@ -708,10 +775,9 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             state.waiter = nil
             // Kept only while a consumer still has buffered bytes to read; a waiting consumer has read them all.
             if state.isCancelled || !state.headDelivered || waiter != nil { tasks[id] = nil }
-            return (outcome, state.uploadFile, head, waiter)
+            return (outcome, head, waiter)
         }
         guard let found else { return }
-        if let file = found.uploadFile { try? FileManager.default.removeItem(at: file) }
         switch found.outcome {
         case .failure(let error):
             found.head?.resume(throwing: error)
@@ -755,7 +821,8 @@ private final class SpillFile: Sendable {
     private let descriptor: Int32
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/Courier-body-XXXXXX").utf8CString)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("Courier-body-XXXXXX").path
+        var template = Array(path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
             let descriptor = mkstemp(base)

@@ -16,7 +16,8 @@ struct HTTPBinIntegrationTests {
         -> HTTPSessionManager
     {
         let base = try await HTTPBin.shared.url()
-        let manager = HTTPSessionManager(baseURL: base, configuration: configuration, transport: TestTransports.make(transport))
+        let manager = HTTPSessionManager(
+            baseURL: base, configuration: configuration, transport: TestTransports.make(transport))
         manager.completionQueue = DispatchQueue(label: "test.completion")
         return manager
     }
@@ -125,7 +126,8 @@ struct HTTPBinIntegrationTests {
             return changed
         }
         client.hooks = hooks
-        let stopped = try await client.send("GET", "redirect/2", serializer: HTTPResponseSerializer(acceptableStatusCodes: nil))
+        let stopped = try await client.send(
+            "GET", "redirect/2", serializer: HTTPResponseSerializer(acceptableStatusCodes: nil))
         #expect(stopped.statusCode == 302)
         #expect(hops.value == [302, 302])
 
@@ -182,7 +184,8 @@ struct HTTPBinIntegrationTests {
         hooks.authenticationChallenge = { _, challenge in
             challenges.withLock { $0 += 1 }
             #expect(challenge.realm == "Fake Realm")
-            return challenge.previousFailureCount == 0 ? .useCredential(Credential(user: "user", password: "nope")) : .rejectProtectionSpace
+            return challenge.previousFailureCount == 0
+                ? .useCredential(Credential(user: "user", password: "nope")) : .rejectProtectionSpace
         }
         wrong.hooks = hooks
         await #expect {
@@ -391,27 +394,33 @@ struct HTTPBinIntegrationTests {
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
         let success = Outcome()
-        let task = client.get("get", parameters: ["a": 1], success: { task, object in
-            #expect(DispatchQueue.getSpecific(key: key) == 42)
-            #expect((object as? JSON)?["args"]?["a"] == "1")
-            #expect(task.state == .completed)
-            success.fulfill(nil)
-        }, failure: { _, error in success.fulfill(error) })
+        let task = client.get(
+            "get", parameters: ["a": 1],
+            success: { task, object in
+                #expect(DispatchQueue.getSpecific(key: key) == 42)
+                #expect((object as? JSON)?["args"]?["a"] == "1")
+                #expect(task.state == .completed)
+                success.fulfill(nil)
+            }, failure: { _, error in success.fulfill(error) })
         #expect(task != nil)
         #expect(try await success.value() == nil)
 
         let failure = Outcome()
-        client.get("status/500", failure: { task, error in
-            #expect(task != nil)
-            failure.fulfill(error)
-        })
+        client.get(
+            "status/500",
+            failure: { task, error in
+                #expect(task != nil)
+                failure.fulfill(error)
+            })
         #expect((try await failure.value() as? CourierError)?.errorCode == -1011)
 
         let invalid = Outcome()
-        let none = client.get("http://[::1", failure: { task, error in
-            #expect(task == nil)
-            invalid.fulfill(error)
-        })
+        let none = client.get(
+            "http://[::1",
+            failure: { task, error in
+                #expect(task == nil)
+                invalid.fulfill(error)
+            })
         #expect(none == nil)
         #expect((try await invalid.value() as? CourierError)?.errorCode == -1000)
     }

@@ -107,7 +107,8 @@ import Testing
 
 @Suite struct RedirectPolicyTests {
     func response(_ status: Int, location: String, from url: String = "https://a.example/start") -> HTTPURLResponse {
-        HTTPURLResponse(url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Location": location])!
+        HTTPURLResponse(
+            url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Location": location])!
     }
 
     func post(_ url: String = "https://a.example/start") -> URLRequest {
@@ -122,7 +123,8 @@ import Testing
 
     @Test(arguments: [301, 302, 303])
     func postBecomesGetWithoutBody(status: Int) throws {
-        let next = try #require(RedirectPolicy.nextRequest(after: post(), response: response(status, location: "/next")))
+        let next = try #require(
+            RedirectPolicy.nextRequest(after: post(), response: response(status, location: "/next")))
         #expect(next.request.httpMethod == "GET")
         #expect(next.request.httpBody == nil)
         #expect(next.request.value(forHTTPHeaderField: "Content-Type") == nil)
@@ -148,18 +150,21 @@ import Testing
 
     @Test func crossingOriginsDropsAuthorizationAndCookies() throws {
         for location in ["https://b.example/next", "http://a.example/next", "https://a.example:8443/next"] {
-            let next = try #require(RedirectPolicy.nextRequest(after: post(), response: response(307, location: location)))
+            let next = try #require(
+                RedirectPolicy.nextRequest(after: post(), response: response(307, location: location)))
             #expect(next.request.value(forHTTPHeaderField: "Authorization") == nil, "\(location)")
             #expect(next.request.value(forHTTPHeaderField: "Cookie") == nil)
         }
-        let same = try #require(RedirectPolicy.nextRequest(after: post(), response: response(307, location: "https://A.example:443/n")))
+        let same = try #require(
+            RedirectPolicy.nextRequest(after: post(), response: response(307, location: "https://A.example:443/n")))
         #expect(same.request.value(forHTTPHeaderField: "Authorization") == "Bearer t")
     }
 
     @Test func nonRedirectsAndMissingLocationsAreNotFollowed() {
         #expect(RedirectPolicy.nextRequest(after: post(), response: response(200, location: "/x")) == nil)
         #expect(RedirectPolicy.nextRequest(after: post(), response: response(304, location: "/x")) == nil)
-        let noLocation = HTTPURLResponse(url: URL(string: "https://a.example/")!, statusCode: 302, httpVersion: nil, headerFields: [:])!
+        let noLocation = HTTPURLResponse(
+            url: URL(string: "https://a.example/")!, statusCode: 302, httpVersion: nil, headerFields: [:])!
         #expect(RedirectPolicy.nextRequest(after: post(), response: noLocation) == nil)
     }
 }
@@ -175,7 +180,10 @@ import Testing
     @Test func parsesChallenges() throws {
         let response = HTTPURLResponse(
             url: URL(string: "https://a.example/")!, statusCode: 401, httpVersion: nil,
-            headerFields: ["WWW-Authenticate": #"Digest realm="me@kennethreitz.com", nonce="abc, def", qop="auth,auth-int", opaque="xyz", algorithm=MD5"#])!
+            headerFields: [
+                "WWW-Authenticate":
+                    #"Digest realm="me@kennethreitz.com", nonce="abc, def", qop="auth,auth-int", opaque="xyz", algorithm=MD5"#
+            ])!
         let challenge = try #require(Authentication.challenge(in: response, previousFailureCount: 0))
         #expect(challenge.scheme == "Digest")
         #expect(challenge.realm == "me@kennethreitz.com")

@@ -105,7 +105,8 @@ final class FaultServer: Sendable {
     /// A `200` head announcing `contentLength` bytes of `application/octet-stream`.
     static func head(contentLength: Int) -> [UInt8] {
         Array(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(contentLength)\r\n\r\n".utf8)
+            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(contentLength)\r\n\r\n".utf8
+        )
     }
 
     /// The body bytes at `offsets`: the lower-case alphabet, repeated.

@@ -91,9 +91,9 @@ enum HTTPBinError: Error {
 
 /// The transports every integration test runs on.
 enum TestTransports {
-    static let names = ["NIOTransport"]
+    static let names = ["NIOTransport", "URLSessionTransport"]
 
     static func make(_ name: String) -> any Transport {
-        NIOTransport()
+        name == "URLSessionTransport" ? URLSessionTransport() : NIOTransport()
     }
 }

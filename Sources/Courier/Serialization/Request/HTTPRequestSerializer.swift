@@ -81,6 +81,11 @@ public struct HTTPRequestSerializer: RequestSerializer {
         try serialize(makeRequest(method: method, urlString: urlString), parameters: parameters)
     }
 
+    /// ``request(method:urlString:parameters:)`` for a parsed URL.
+    public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
+        try serialize(makeRequest(method: method, url: url), parameters: parameters)
+    }
+
     /// Adds the default headers the request lacks, then puts the query in the URL or the body (see the type).
     public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         var request = applyingHeaders(to: request)
@@ -104,11 +109,19 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// - Throws: ``CourierError/invalidURL(_:)`` unless the string parses as an absolute URL with a scheme (and, for
     ///   http and https, a host).
     public func makeRequest(method: String, urlString: String) throws -> URLRequest {
-        guard let url = URL(string: urlString), let scheme = url.scheme, !scheme.isEmpty else {
-            throw CourierError.invalidURL(urlString)
-        }
+        guard let url = URL(string: urlString) else { throw CourierError.invalidURL(urlString) }
+        return try makeRequest(method: method, url: url, urlString: urlString)
+    }
+
+    /// ``makeRequest(method:urlString:)`` for a parsed URL.
+    public func makeRequest(method: String, url: URL) throws -> URLRequest {
+        try makeRequest(method: method, url: url, urlString: url.absoluteString)
+    }
+
+    private func makeRequest(method: String, url: URL, urlString: @autoclosure () -> String) throws -> URLRequest {
+        guard let scheme = url.scheme, !scheme.isEmpty else { throw CourierError.invalidURL(urlString()) }
         if ["http", "https"].contains(scheme.lowercased()), url.host?.isEmpty ?? true {
-            throw CourierError.invalidURL(urlString)
+            throw CourierError.invalidURL(urlString())
         }
         var request = URLRequest(url: url)
         request.httpMethod = method

@@ -49,6 +49,11 @@ extension HTTPRequestSerializerBased {
         try serialize(http.makeRequest(method: method, urlString: urlString), parameters: parameters)
     }
 
+    /// Builds a request for a parsed URL with the base serializer's properties and serializes `parameters` into it.
+    public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
+        try serialize(http.makeRequest(method: method, url: url), parameters: parameters)
+    }
+
     /// GET, HEAD and DELETE (see ``HTTPRequestSerializer/methodsEncodingParametersInURI``) behave exactly like the
     /// base serializer; every other method gets the default headers and ``encodeBody(_:parameters:)``.
     public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {

@@ -20,4 +20,14 @@ public protocol RequestSerializer: Sendable {
     /// - Throws: ``CourierError/invalidURL(_:)`` (code -1000) for a string that is not an absolute URL, or what
     ///   ``serialize(_:parameters:)`` throws.
     func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest
+
+    /// Builds a request for an already parsed `url`; the same as the `urlString` form without parsing it again.
+    func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest
+}
+
+extension RequestSerializer {
+    /// Parses nothing itself: passes the URL's string to ``request(method:urlString:parameters:)``.
+    public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
+        try request(method: method, urlString: url.absoluteString, parameters: parameters)
+    }
 }
