@@ -229,9 +229,6 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
             completionQueue: nil)
         core.register(task, delegate: delegate)
-        if core.invalidated.value {
-            core.finish(task, delegate: delegate, error: CourierError.cancelled(context: .init(request: request)))
-        }
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let response = task.response else {
             throw CourierError.badServerResponse(

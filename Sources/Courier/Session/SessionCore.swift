@@ -39,8 +39,13 @@ final class SessionCore: TaskController {
 
     // MARK: Registry
 
+    /// Adds the task to the map; on an invalidated session it completes at once with a cancellation error.
     func register(_ task: SessionTask, delegate: TaskDelegate) {
         entries.withLock { $0[task.taskIdentifier] = Entry(task: task, delegate: delegate) }
+        if invalidated.value {
+            finish(
+                task, delegate: delegate, error: CourierError.cancelled(context: .init(request: task.originalRequest)))
+        }
     }
 
     func delegate(for task: SessionTask) -> TaskDelegate? {

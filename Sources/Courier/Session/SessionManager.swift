@@ -161,21 +161,15 @@ open class SessionManager: @unchecked Sendable {
         return task
     }
 
-    func register(
+    private func register(
         _ task: SessionTask, uploadBody: RequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
-        _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?,
-        serializer: (any ResponseSerializer)? = nil, completionQueue: DispatchQueue?? = .none
+        _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?
     ) {
-        let queue: DispatchQueue? = completionQueue ?? (self.completionQueue ?? .main)
         let delegate = TaskDelegate(
-            serializer: serializer ?? responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
-            downloadProgress: downloadProgress, completion: completionHandler, completionQueue: queue)
+            serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
+            downloadProgress: downloadProgress, completion: completionHandler, completionQueue: completionQueue ?? .main
+        )
         core.register(task, delegate: delegate)
-        if core.invalidated.value {
-            core.finish(
-                task, delegate: delegate,
-                error: CourierError.cancelled(context: CourierError.Context(request: task.originalRequest)))
-        }
     }
 
     /// The task's upload progress, while it runs.
