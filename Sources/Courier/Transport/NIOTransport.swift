@@ -58,6 +58,8 @@ public final class NIOTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        // AsyncHTTPClient may still send a request whose task is already cancelled; never start one.
+        if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
