@@ -62,11 +62,7 @@ final class SessionCore: TaskController {
         guard let delegate = delegate(for: task) else { return }
         armTimeouts(for: task, delegate: delegate)
         let runner = Task { await self.run(task, delegate: delegate) }
-        let cancelledMeanwhile = task.mutable.withLock { state -> Bool in
-            state.cancelRunner = { runner.cancel() }
-            return state.state == .canceling
-        }  // cancelled before the runner was stored: cancel it now
-        if cancelledMeanwhile { runner.cancel() }
+        task.attachRunner { runner.cancel() }
     }
 
     func cancelBeforeStart(_ task: SessionTask) {
@@ -106,11 +102,7 @@ final class SessionCore: TaskController {
         _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
     ) async throws -> (Serializer.SerializedObject, Data) {
         let runner = Task { try await self.runTypedBody(task, delegate: delegate, serializer: serializer) }
-        let cancelledMeanwhile = task.mutable.withLock { state -> Bool in
-            state.cancelRunner = { runner.cancel() }
-            return state.state == .canceling
-        }
-        if cancelledMeanwhile { runner.cancel() }
+        task.attachRunner { runner.cancel() }
         return try await withTaskCancellationHandler {
             try await runner.value
         } onCancel: {
@@ -147,21 +139,20 @@ final class SessionCore: TaskController {
             do {
                 outcome = .success((try serializer.serialize(response: task.response, data: data), data))
             } catch {
-                outcome = .failure((error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error)
+                outcome = .failure(attachingRequest(of: task, to: error))
             }
         }
-        let object: (any Sendable)? = try? outcome.get().0
-        let error: (any Error)? = { if case .failure(let error) = outcome { return error } else { return nil } }()
-        if task.markCompleted(error: failure) {
-            entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
-            settings.withLock { $0.hooks }.didComplete?(task, failure)
+        if markFinished(task, error: failure) != nil {
             delegate.finishProgress()
-            var userInfo: [String: Any] = [SessionNotificationKey.responseSerializer: serializer]
-            userInfo[SessionNotificationKey.responseData] = delegate.receivedData
-            if let error { userInfo[SessionNotificationKey.error] = error }
-            if let object, error == nil { userInfo[SessionNotificationKey.serializedResponse] = object }
-            post(.taskDidComplete, task: task, userInfo: userInfo)
-            emit(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+            let (object, error): ((any Sendable)?, (any Error)?)
+            switch outcome {
+            case .success(let value): (object, error) = (value.0, nil)
+            case .failure(let failure): (object, error) = (nil, failure)
+            }
+            announceCompletion(
+                of: task, serializer: serializer,
+                userInfo: [SessionNotificationKey.responseData: delegate.receivedData],
+                object: object, error: error)
         }
         return try outcome.get()
     }
@@ -421,10 +412,7 @@ final class SessionCore: TaskController {
     /// Completes the task exactly once: hooks, serialization (in the runner, off the transport's threads), the
     /// completion handler on the completion queue inside the completion group, then the notification and the event.
     func finish(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
-        guard task.markCompleted(error: error) else { return }
-        entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
-        let settings = settings.withLock { $0 }
-        settings.hooks.didComplete?(task, error)
+        guard let settings = markFinished(task, error: error) else { return }
         let response = task.response
         let queue = delegate.completionQueue
         let group = settings.completionGroup ?? Self.defaultCompletionGroup
@@ -434,12 +422,8 @@ final class SessionCore: TaskController {
             delegate.finishProgress()
             let complete: @Sendable () -> Void = {
                 delegate.completion?(response, object, failure)
-                var userInfo: [String: Any] = info
-                userInfo[SessionNotificationKey.responseSerializer] = delegate.serializer
-                if let failure { userInfo[SessionNotificationKey.error] = failure }
-                if let object, failure == nil { userInfo[SessionNotificationKey.serializedResponse] = object }
-                self.post(.taskDidComplete, task: task, userInfo: userInfo)
-                self.emit(.didComplete(task, failure.map { .failure($0) } ?? .success(object)))
+                self.announceCompletion(
+                    of: task, serializer: delegate.serializer, userInfo: info, object: object, error: failure)
             }
             if let queue {
                 queue.async(group: group, execute: complete)
@@ -465,9 +449,37 @@ final class SessionCore: TaskController {
             let object = try delegate.serializer.serialize(response: response, data: data)
             deliver(object, nil, [SessionNotificationKey.responseData: data])
         } catch {
-            let attached = (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
-            deliver(nil, attached, [SessionNotificationKey.responseData: data])
+            deliver(nil, attachingRequest(of: task, to: error), [SessionNotificationKey.responseData: data])
         }
+    }
+
+    /// Marks the task completed, removes it from the map and calls the did-complete hook; `nil` (and nothing done)
+    /// when it had already completed, so every path completes a task exactly once.
+    private func markFinished(_ task: SessionTask, error: (any Error)?) -> Settings? {
+        guard task.markCompleted(error: error) else { return nil }
+        entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+        let settings = settings.withLock { $0 }
+        settings.hooks.didComplete?(task, error)
+        return settings
+    }
+
+    /// Posts ``Foundation/Notification/Name/taskDidComplete`` with AFNetworking's user-info keys and yields the
+    /// event.
+    private func announceCompletion(
+        of task: SessionTask, serializer: any ResponseSerializer, userInfo: [String: any Sendable],
+        object: (any Sendable)?, error: (any Error)?
+    ) {
+        var info: [String: Any] = userInfo
+        info[SessionNotificationKey.responseSerializer] = serializer
+        if let error { info[SessionNotificationKey.error] = error }
+        if let object, error == nil { info[SessionNotificationKey.serializedResponse] = object }
+        post(.taskDidComplete, task: task, userInfo: info)
+        emit(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+    }
+
+    /// A serializer's error with the request it answered attached.
+    private func attachingRequest(of task: SessionTask, to error: any Error) -> any Error {
+        (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
     }
 
     private func finishDownload(

@@ -127,6 +127,15 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         if neverStarted { controller?.cancelBeforeStart(self) }
     }
 
+    /// Records how to cancel the Swift task now running this task; if ``cancel()`` came first, cancels it at once.
+    func attachRunner(_ cancelRunner: @escaping @Sendable () -> Void) {
+        let cancelledMeanwhile = mutable.withLock { state -> Bool in
+            state.cancelRunner = cancelRunner
+            return state.state == .canceling
+        }
+        if cancelledMeanwhile { cancelRunner() }
+    }
+
     /// Interrupts the task's runner. Cancelling runs cancellation handlers synchronously, and those may call back
     /// into this object, so it happens outside the lock.
     func cancelExecution() {
