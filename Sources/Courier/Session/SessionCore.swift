@@ -65,6 +65,10 @@ final class SessionCore: TaskController {
         task.attachRunner { runner.cancel() }
     }
 
+    func wantResumeData(for task: SessionTask, handler: @escaping @Sendable (Data?) -> Void) -> Bool {
+        delegate(for: task)?.wantResumeData(handler) ?? false
+    }
+
     func cancelBeforeStart(_ task: SessionTask) {
         guard let delegate = delegate(for: task) else { return }
         finish(task, delegate: delegate, error: CourierError.cancelled(context: context(for: task, delegate: delegate)))
@@ -143,7 +147,7 @@ final class SessionCore: TaskController {
             }
         }
         if markFinished(task, error: failure) != nil {
-            delegate.finishProgress()
+            delegate.finishProgress(succeeded: failure == nil)
             let (object, error): ((any Sendable)?, (any Error)?)
             switch outcome {
             case .success(let value): (object, error) = (value.0, nil)
@@ -227,14 +231,34 @@ final class SessionCore: TaskController {
                 }
             }
 
+            let resumeOffset = delegate.state.withLock { $0.resumeOffset }
+            if resumeOffset > 0 {
+                switch ResumeDecision(response: http, offset: resumeOffset) {
+                case .append:
+                    break
+                case .restart:
+                    try delegate.restartDownloadFile()
+                case .retryWholeResource:
+                    // 416: the partial file does not fit the resource any more; ask for all of it once.
+                    try delegate.restartDownloadFile()
+                    request.setValue(nil, forHTTPHeaderField: "Range")
+                    request.setValue(nil, forHTTPHeaderField: "If-Range")
+                    await discard(response.body)
+                    continue
+                }
+            }
+
             switch hooks.didReceiveResponse?(task, http) ?? .allow {
             case .allow: break
             case .cancel: throw CancellationError()
             case .becomeDownload: if !delegate.isDownload { try delegate.beginDownloadFile() }
             }
-            let expected = Int64(http.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+            let length = Int64(http.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+            let alreadyThere = delegate.state.withLock { $0.resumeOffset }
+            let expected = length >= 0 ? alreadyThere + length : -1
             delegate.expectDownload(total: request.httpMethod?.uppercased() == "HEAD" ? 0 : expected)
             task.mutable.withLock { $0.bytesExpectedToReceive = expected }
+            delegate.stream?.deliver(head: http)
             try await readBody(response.body, task: task, delegate: delegate, hooks: hooks)
             return
         }
@@ -251,6 +275,16 @@ final class SessionCore: TaskController {
             try delegate.didReceive(chunk)
             task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
             hooks.didReceiveData?(task, chunk)
+            if let stream = delegate.stream {
+                delegate.state.withLock { $0.waitingForConsumer = true }
+                defer {
+                    delegate.state.withLock { state in
+                        state.waitingForConsumer = false
+                        state.lastActivity = .now  // the idle clock starts again when the consumer is back
+                    }
+                }
+                try await stream.send(chunk)
+            }
         }
     }
 
@@ -357,7 +391,7 @@ final class SessionCore: TaskController {
                     guard let idle = state.idleTimeout, let resourceDeadline = state.resourceDeadline else {
                         return false
                     }
-                    if suspended { state.lastActivity = now }
+                    if suspended || state.waitingForConsumer { state.lastActivity = now }
                     let deadline = min(state.lastActivity + idle, resourceDeadline)
                     if now >= deadline {
                         state.timedOut = true
@@ -417,9 +451,10 @@ final class SessionCore: TaskController {
         let queue = delegate.completionQueue
         let group = settings.completionGroup ?? Self.defaultCompletionGroup
 
+        delegate.stream?.finish(error)
         let deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void = {
             object, failure, info in
-            delegate.finishProgress()
+            delegate.finishProgress(succeeded: failure == nil)
             let complete: @Sendable () -> Void = {
                 delegate.completion?(response, object, failure)
                 self.announceCompletion(
@@ -433,9 +468,14 @@ final class SessionCore: TaskController {
         }
 
         if let error {
-            delegate.removeDownloadFile()
-            deliver(
-                nil, error, delegate.isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
+            let isDownload = delegate.isDownload
+            delegate.abandonDownloadFile(request: task.currentRequest, response: response)
+            deliver(nil, error, isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
+            return
+        }
+        delegate.dropResumeDataRequest()
+        if delegate.stream != nil {
+            deliver(nil, nil, [:])
             return
         }
         // Serialization runs here, in the task's runner on Swift's concurrent pool: off the transport's threads,

@@ -145,13 +145,39 @@ open class SessionManager: @unchecked Sendable {
         destination: DownloadDestination? = nil, options: DownloadOptions = [],
         completionHandler: TaskCompletionHandler?
     ) -> DownloadTask {
+        makeDownloadTask(
+            request: request, progress: progress, destination: destination, options: options,
+            completionHandler: completionHandler, openFile: { try $0.beginDownloadFile() })
+    }
+
+    /// A download task that continues the download `resumeData` describes, not yet resumed (see
+    /// ``DownloadResumeData``). Data that is not resume data completes the task with
+    /// ``CourierError/fileOperationFailed(reason:underlyingError:context:)``.
+    public func downloadTask(
+        withResumeData resumeData: Data, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        destination: DownloadDestination? = nil, options: DownloadOptions = [],
+        completionHandler: TaskCompletionHandler?
+    ) -> DownloadTask {
+        let decoded = Result { try DownloadResumeData(data: resumeData) }
+        let request = (try? decoded.get())?.makeRequest()
+        return makeDownloadTask(
+            request: request, progress: progress, destination: destination, options: options,
+            completionHandler: completionHandler,
+            openFile: { delegate in _ = try delegate.continueDownloadFile(try decoded.get()) })
+    }
+
+    private func makeDownloadTask(
+        request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
+        options: DownloadOptions, completionHandler: TaskCompletionHandler?,
+        openFile: (TaskDelegate) throws -> Void
+    ) -> DownloadTask {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
             completion: completionHandler, completionQueue: completionQueue ?? .main, destination: destination,
             downloadOptions: options)
         do {
-            try delegate.beginDownloadFile()
+            try openFile(delegate)
         } catch {
             core.register(task, delegate: delegate)
             core.finish(task, delegate: delegate, error: error)
@@ -159,6 +185,53 @@ open class SessionManager: @unchecked Sendable {
         }
         core.register(task, delegate: delegate)
         return task
+    }
+
+    /// A data task whose body is handed out as it arrives, through ``DataStreamTask/chunks``, instead of being
+    /// collected (Alamofire's `DataStreamRequest`); not yet resumed. Its completion handler gets no object.
+    public func dataStreamTask(
+        with request: URLRequest, completionHandler: TaskCompletionHandler? = nil
+    ) -> DataStreamTask {
+        let handoff = ChunkHandoff()
+        let task = DataStreamTask(request: request, controller: core, handoff: handoff)
+        let delegate = TaskDelegate(
+            serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
+            completion: completionHandler, completionQueue: completionQueue ?? .main, stream: handoff)
+        core.register(task, delegate: delegate)
+        return task
+    }
+
+    /// Sends `request` and returns as soon as the response head has arrived, with the body still to be read as it
+    /// arrives.
+    ///
+    /// - Parameter acceptableStatusCodes: other statuses throw ``CourierError/unacceptableStatusCode(_:context:underlyingError:)``
+    ///   with the first MiB of the body attached; `nil` accepts every status.
+    /// - Throws: ``CourierError`` when the request fails before its head arrives. Cancelling the calling Swift
+    ///   task before then cancels the request; afterwards, stop iterating the body (or cancel the iterating task).
+    ///   As with every task, releasing the manager cancels it: keep the manager while you read the body.
+    public func stream(
+        _ request: URLRequest, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+    ) async throws -> StreamedResponse {
+        let task = dataStreamTask(with: request)
+        let head = try await withTaskCancellationHandler {
+            task.resume()
+            return try await task.response()
+        } onCancel: {
+            task.cancel()
+        }
+        let streamed = StreamedResponse(task: task, response: head)
+        if let acceptableStatusCodes, !acceptableStatusCodes.contains(head.statusCode) {
+            var body = Data()
+            for try await chunk in streamed.chunks {
+                body.append(chunk.prefix((1 << 20) - body.count))
+                if body.count >= 1 << 20 { break }
+            }
+            task.cancel()
+            throw CourierError.unacceptableStatusCode(
+                head.statusCode, context: CourierError.Context(request: request, response: head, data: body),
+                underlyingError: nil)
+        }
+        return streamed
     }
 
     private func register(

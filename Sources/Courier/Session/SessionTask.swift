@@ -191,11 +191,33 @@ public class DataTask: SessionTask, @unchecked Sendable {}
 public final class UploadTask: DataTask, @unchecked Sendable {}
 
 /// A task whose response body is written to a file (`NSURLSessionDownloadTask`).
-public final class DownloadTask: SessionTask, @unchecked Sendable {}
+public final class DownloadTask: SessionTask, @unchecked Sendable {
+    /// Cancels the download and hands `completion` the data to continue it with
+    /// ``SessionManager/downloadTask(withResumeData:progress:destination:options:completionHandler:)``, or `nil`
+    /// when it cannot be continued (it has not started, it already finished, or the server sent no strong
+    /// validator). `completion` runs once, before the task's completion handler.
+    public func cancel(producingResumeData completion: @escaping @Sendable (Data?) -> Void) {
+        guard state == .running || state == .suspended, controller?.wantResumeData(for: self, handler: completion) == true
+        else {
+            cancel()
+            completion(nil)
+            return
+        }
+        cancel()
+    }
+
+    /// Cancels the download and returns the data to continue it, or `nil`; see ``cancel(producingResumeData:)``.
+    public func cancelProducingResumeData() async -> Data? {
+        await withCheckedContinuation { continuation in
+            cancel(producingResumeData: { continuation.resume(returning: $0) })
+        }
+    }
+}
 
 /// What a task asks of the session that runs it.
 protocol TaskController: AnyObject, Sendable {
     func start(_ task: SessionTask)
     func cancelBeforeStart(_ task: SessionTask)
+    func wantResumeData(for task: SessionTask, handler: @escaping @Sendable (Data?) -> Void) -> Bool
     func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State)
 }

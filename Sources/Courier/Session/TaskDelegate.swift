@@ -20,16 +20,24 @@ public typealias DownloadDestination = @Sendable (_ temporaryURL: URL, _ respons
 final class TaskDelegate: @unchecked Sendable {
     struct State {
         var data = Data()
-        var uploadProgress = TaskProgress(completed: 0, total: -1)
-        var downloadProgress = TaskProgress(completed: 0, total: -1)
+        var upload = ProgressMeter()
+        var download = ProgressMeter()
         var uploadStreams: [AsyncStream<TaskProgress>.Continuation] = []
         var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
         var downloadFile: FileHandle?
         var downloadURL: URL?
+        /// Bytes in the download file, including those a resumed download started with.
+        var downloadFileLength: Int64 = 0
+        /// Where a resumed download continues; 0 once it starts over.
+        var resumeOffset: Int64 = 0
+        /// Set by ``DownloadTask/cancel(producingResumeData:)``: keep the partial file and describe it.
+        var resumeDataHandler: (@Sendable (Data?) -> Void)?
         var lastActivity = ContinuousClock.now
         var idleTimeout: Duration?
         var resourceDeadline: ContinuousClock.Instant?
         var timedOut = false
+        /// The consumer of a streamed body has not asked for the next chunk: like a suspension, not idleness.
+        var waitingForConsumer = false
     }
 
     let serializer: any ResponseSerializer
@@ -41,13 +49,15 @@ final class TaskDelegate: @unchecked Sendable {
     let completionQueue: DispatchQueue?
     let destination: DownloadDestination?
     let downloadOptions: DownloadOptions
+    /// Where a streamed body goes instead of ``receivedData``.
+    let stream: ChunkHandoff?
     let state = Locked(State())
 
     init(
         serializer: any ResponseSerializer, uploadBody: RequestBody?,
         uploadProgress: (@Sendable (TaskProgress) -> Void)?, downloadProgress: (@Sendable (TaskProgress) -> Void)?,
         completion: TaskCompletionHandler?, completionQueue: DispatchQueue?,
-        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = []
+        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [], stream: ChunkHandoff? = nil
     ) {
         self.serializer = serializer
         self.uploadBody = uploadBody
@@ -57,6 +67,7 @@ final class TaskDelegate: @unchecked Sendable {
         self.completionQueue = completionQueue
         self.destination = destination
         self.downloadOptions = downloadOptions
+        self.stream = stream
     }
 
     /// Notes that bytes moved, for the idle timeout.
@@ -65,35 +76,37 @@ final class TaskDelegate: @unchecked Sendable {
     }
 
     func expectUpload(total: Int64) {
-        state.withLock { $0.uploadProgress.total = total }
+        state.withLock { $0.upload.expect(total: total) }
     }
 
     func didSend(totalBytesSent: Int64) {
         let (progress, streams) = state.withLock { state in
             state.lastActivity = .now
-            state.uploadProgress.completed = totalBytesSent
-            return (state.uploadProgress, state.uploadStreams)
+            return (state.upload.update(completed: totalBytesSent), state.uploadStreams)
         }
+        guard let progress else { return }
         uploadProgressHandler?(progress)
         streams.forEach { $0.yield(progress) }
     }
 
     func expectDownload(total: Int64) {
-        state.withLock { $0.downloadProgress.total = total }
+        state.withLock { $0.download.expect(total: total) }
     }
 
-    /// Appends a chunk to the body (or the download file) and reports progress.
+    /// Appends a chunk to the body (or the download file) and reports progress. A streamed body is not kept.
     func didReceive(_ chunk: Data) throws {
         let (progress, streams) = try state.withLock { state in
             state.lastActivity = .now
             if let file = state.downloadFile {
                 try file.write(contentsOf: chunk)
-            } else {
+                state.downloadFileLength += Int64(chunk.count)
+            } else if stream == nil {
                 state.data.append(chunk)
             }
-            state.downloadProgress.completed += Int64(chunk.count)
-            return (state.downloadProgress, state.downloadStreams)
+            let completed = state.download.progress.completed + Int64(chunk.count)
+            return (state.download.update(completed: completed), state.downloadStreams)
         }
+        guard let progress else { return }
         downloadProgressHandler?(progress)
         streams.forEach { $0.yield(progress) }
     }
@@ -111,6 +124,40 @@ final class TaskDelegate: @unchecked Sendable {
         state.withLock { state in
             state.downloadFile = handle
             state.downloadURL = url
+            state.downloadFileLength = 0
+        }
+    }
+
+    /// Continues writing the partial file of `resumeData`; returns the bytes kept (0 when the file is missing or
+    /// shorter than the resume data says, in which case the download starts over in a new file).
+    func continueDownloadFile(_ resumeData: DownloadResumeData) throws -> Int64 {
+        let url = resumeData.temporaryFileURL
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+        guard let size, size >= resumeData.bytesOnDisk, let handle = try? FileHandle(forWritingTo: url) else {
+            try? FileManager.default.removeItem(at: url)
+            try beginDownloadFile()
+            return 0
+        }
+        try handle.truncate(atOffset: UInt64(resumeData.bytesOnDisk))
+        try handle.seek(toOffset: UInt64(resumeData.bytesOnDisk))
+        state.withLock { state in
+            state.downloadFile = handle
+            state.downloadURL = url
+            state.downloadFileLength = resumeData.bytesOnDisk
+            state.resumeOffset = resumeData.bytesOnDisk
+            state.download.start(at: resumeData.bytesOnDisk)
+        }
+        return resumeData.bytesOnDisk
+    }
+
+    /// Empties the download file: the server sent the whole resource instead of the rest of it.
+    func restartDownloadFile() throws {
+        try state.withLock { state in
+            try state.downloadFile?.truncate(atOffset: 0)
+            try state.downloadFile?.seek(toOffset: 0)
+            state.downloadFileLength = 0
+            state.resumeOffset = 0
+            state.download.start(at: 0)
         }
     }
 
@@ -123,6 +170,41 @@ final class TaskDelegate: @unchecked Sendable {
         }
     }
 
+    /// Keeps the partial file when resume data was asked for and can be made; otherwise deletes it. Calls the
+    /// resume-data handler, if any, exactly once.
+    func abandonDownloadFile(request: URLRequest?, response: HTTPURLResponse?) {
+        let (handler, length) = state.withLock { state in
+            defer { state.resumeDataHandler = nil }
+            return (state.resumeDataHandler, state.downloadFileLength)
+        }
+        guard let url = finishDownloadFile() else {
+            handler?(nil)
+            return
+        }
+        let resumeData =
+            handler == nil
+            ? nil : DownloadResumeData.make(request: request, response: response, file: url, bytesOnDisk: length)
+        if resumeData == nil { try? FileManager.default.removeItem(at: url) }
+        handler?(resumeData?.encoded())
+    }
+
+    /// Asks for resume data when the task ends by cancellation; `false` if the task is not a download.
+    func wantResumeData(_ handler: @escaping @Sendable (Data?) -> Void) -> Bool {
+        state.withLock { state in
+            guard state.downloadURL != nil, state.resumeDataHandler == nil else { return false }
+            state.resumeDataHandler = handler
+            return true
+        }
+    }
+
+    /// Calls a pending resume-data handler with `nil`: the download finished after all.
+    func dropResumeDataRequest() {
+        state.withLock { state in
+            defer { state.resumeDataHandler = nil }
+            return state.resumeDataHandler
+        }?(nil)
+    }
+
     /// Deletes the temporary download file, if it is still there.
     func removeDownloadFile() {
         if let url = finishDownloadFile() { try? FileManager.default.removeItem(at: url) }
@@ -132,33 +214,48 @@ final class TaskDelegate: @unchecked Sendable {
 
     var receivedData: Data { state.withLock { $0.data } }
 
-    var uploadProgress: TaskProgress { state.withLock { $0.uploadProgress } }
+    var uploadProgress: TaskProgress { state.withLock { $0.upload.progress } }
 
-    var downloadProgress: TaskProgress { state.withLock { $0.downloadProgress } }
+    var downloadProgress: TaskProgress { state.withLock { $0.download.progress } }
 
     func progressStream(upload: Bool) -> AsyncStream<TaskProgress> {
         AsyncStream { continuation in
             state.withLock { state in
                 if upload {
-                    continuation.yield(state.uploadProgress)
+                    continuation.yield(state.upload.progress)
                     state.uploadStreams.append(continuation)
                 } else {
-                    continuation.yield(state.downloadProgress)
+                    continuation.yield(state.download.progress)
                     state.downloadStreams.append(continuation)
                 }
             }
         }
     }
 
-    /// Ends the progress streams.
-    func finishProgress() {
-        let streams = state.withLock { state in
-            let all = state.uploadStreams + state.downloadStreams
-            state.uploadStreams = []
-            state.downloadStreams = []
-            return all
+    /// Ends the progress streams; after a success, first reports each direction's final value (fraction 1).
+    func finishProgress(succeeded: Bool) {
+        let (upload, download, streams) = state.withLock { state in
+            var upload: TaskProgress?
+            var download: TaskProgress?
+            if succeeded {
+                if uploadBody != nil || state.upload.hasReported { upload = state.upload.finish() }
+                download = state.download.finish()
+            }
+            defer {
+                state.uploadStreams = []
+                state.downloadStreams = []
+            }
+            return (upload, download, (state.uploadStreams, state.downloadStreams))
         }
-        streams.forEach { $0.finish() }
+        if let upload {
+            uploadProgressHandler?(upload)
+            streams.0.forEach { $0.yield(upload) }
+        }
+        if let download {
+            downloadProgressHandler?(download)
+            streams.1.forEach { $0.yield(download) }
+        }
+        (streams.0 + streams.1).forEach { $0.finish() }
     }
 }
 

@@ -1,0 +1,253 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Downloads that are cancelled with resume data and continued with `Range` + `If-Range`, on every transport.
+@Suite(.timeLimit(.minutes(2)))
+struct DownloadResumeTests {
+    static let transports = TestTransports.names
+
+    /// What a download task ended with.
+    struct Finished: Sendable {
+        var url: URL?
+        var response: HTTPURLResponse?
+        var error: (any Error)?
+    }
+
+    func manager(_ transport: String) -> SessionManager {
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(transport))
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        return manager
+    }
+
+    static func randomData(count: Int, seed: UInt64) -> Data {
+        var generator = SeededGenerator(seed: seed)
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func destination() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-resume-\(UUID().uuidString)/file.bin")
+    }
+
+    /// Starts `make`'s task and waits for its completion.
+    func run(_ make: (@escaping TaskCompletionHandler) -> DownloadTask) async -> (DownloadTask, Finished) {
+        let finished = Locked<Finished?>(nil)
+        let outcome = Outcome()
+        let task = make { response, object, error in
+            finished.withLock { $0 = Finished(url: object as? URL, response: response, error: error) }
+            outcome.fulfill(error)
+        }
+        task.resume()
+        _ = try? await outcome.value()
+        return (task, finished.value ?? Finished())
+    }
+
+    /// Starts a download of `request` and cancels it with resume data once at least `bytes` have arrived.
+    func interruptedDownload(
+        _ manager: SessionManager, _ request: URLRequest, after bytes: Int64
+    ) async throws -> Data? {
+        let outcome = Outcome()
+        let task = manager.downloadTask(with: request) { _, _, error in outcome.fulfill(error) }
+        task.resume()
+        while task.countOfBytesReceived < bytes, task.state != .completed {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let resumeData = await task.cancelProducingResumeData()
+        let error = try await outcome.value()
+        #expect((error as? CourierError)?.errorCode == -999)
+        return resumeData
+    }
+
+    @Test(arguments: transports)
+    func resumesWithRangeAndIfRangeIntoAnIdenticalFile(transport: String) async throws {
+        let original = Self.randomData(count: 2 << 20, seed: 11)
+        let server = try await RangeServer.start(original, chunkSize: 16 * 1024, chunkDelay: 0.005)
+        defer { Task { try await server.stop() } }
+        let manager = manager(transport)
+
+        let resumeData = try #require(
+            try await interruptedDownload(manager, URLRequest(url: server.fileURL), after: 256 * 1024))
+        let described = try DownloadResumeData(data: resumeData)
+        #expect(described.bytesOnDisk >= 256 * 1024 && described.bytesOnDisk < original.count)
+        #expect(described.entityTag == "\"v1\"")
+        let partial = try Data(contentsOf: described.temporaryFileURL)
+        #expect(partial == original.prefix(Int(described.bytesOnDisk)))
+
+        let progress = Locked([TaskProgress]())
+        let destination = Self.destination()
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, progress: { value in progress.withLock { $0.append(value) } },
+                destination: { _, _ in destination }, options: [.createIntermediateDirectories],
+                completionHandler: completion)
+        }
+        #expect(finished.error == nil)
+        #expect(finished.response?.statusCode == 206)
+        #expect(finished.url == destination)
+        let downloaded = try Data(contentsOf: destination)
+        #expect(Self.sha256(downloaded) == Self.sha256(original))
+        #expect(server.requests.last?.range == "bytes=\(described.bytesOnDisk)-")
+        #expect(server.requests.last?.ifRange == "\"v1\"")
+        #expect(!FileManager.default.fileExists(atPath: described.temporaryFileURL.path))
+        #expect(progress.value.first.map { $0.completed >= described.bytesOnDisk } == true)
+        #expect(progress.value.last?.fractionCompleted == 1.0)
+        #expect(progress.value.last?.total == Int64(original.count))
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
+    @Test(arguments: transports)
+    func aChangedValidatorRestartsFromZero(transport: String) async throws {
+        let original = Self.randomData(count: 1 << 20, seed: 12)
+        let server = try await RangeServer.start(original, chunkSize: 16 * 1024, chunkDelay: 0.005)
+        defer { Task { try await server.stop() } }
+        let manager = manager(transport)
+        let resumeData = try #require(
+            try await interruptedDownload(manager, URLRequest(url: server.fileURL), after: 128 * 1024))
+
+        let changed = Self.randomData(count: 300_000, seed: 13)
+        server.replace(with: changed, entityTag: "\"v2\"")
+        let destination = Self.destination()
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, destination: { _, _ in destination },
+                options: [.createIntermediateDirectories], completionHandler: completion)
+        }
+        #expect(finished.error == nil)
+        #expect(finished.response?.statusCode == 200)
+        #expect(Self.sha256(try Data(contentsOf: destination)) == Self.sha256(changed))
+        #expect(server.requests.last?.ifRange == "\"v1\"")
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
+    @Test(arguments: transports)
+    func aServerThatIgnoresRangesRestartsFromZero(transport: String) async throws {
+        // httpbin's /drip ignores Range and always sends `numbytes` asterisks.
+        let url = try await HTTPBin.url("drip?numbytes=20000&duration=0&delay=0")
+        let manager = manager(transport)
+        // A partial file of the wrong bytes: a 200 must replace it, not be appended to it.
+        let partial = FileManager.default.temporaryDirectory.appendingPathComponent("courier-partial-\(UUID())")
+        try Data(repeating: 0x55, count: 5000).write(to: partial)
+        let resumeData = DownloadResumeData(
+            url: url, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"old\"", lastModified: nil
+        ).encoded()
+        let resumed = Self.destination()
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, destination: { _, _ in resumed },
+                options: [.createIntermediateDirectories], completionHandler: completion)
+        }
+        #expect(finished.error == nil)
+        #expect(finished.response?.statusCode == 200)
+        let expected = Data(repeating: UInt8(ascii: "*"), count: 20000)
+        #expect(Self.sha256(try Data(contentsOf: resumed)) == Self.sha256(expected))
+        try? FileManager.default.removeItem(at: resumed.deletingLastPathComponent())
+    }
+
+    @Test(arguments: transports)
+    func httpbinRangeResumes(transport: String) async throws {
+        let url = try await HTTPBin.url("range/102400?duration=2&chunk_size=1024")
+        let manager = manager(transport)
+        let resumeData = try #require(try await interruptedDownload(manager, URLRequest(url: url), after: 10_000))
+        #expect(try DownloadResumeData(data: resumeData).entityTag == "range102400")
+        let destination = Self.destination()
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, destination: { _, _ in destination },
+                options: [.createIntermediateDirectories], completionHandler: completion)
+        }
+        #expect(finished.error == nil)
+        #expect(finished.response?.statusCode == 206)
+        let expected = Data((0..<102_400).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+        #expect(Self.sha256(try Data(contentsOf: destination)) == Self.sha256(expected))
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
+    @Test
+    func aRangePastTheEndFetchesTheWholeResource() async throws {
+        let current = Self.randomData(count: 1000, seed: 14)
+        let server = try await RangeServer.start(current)
+        defer { Task { try await server.stop() } }
+        let partial = FileManager.default.temporaryDirectory.appendingPathComponent("courier-partial-\(UUID())")
+        try Data(repeating: 1, count: 5000).write(to: partial)
+        let resumeData = DownloadResumeData(
+            url: server.fileURL, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"v1\"",
+            lastModified: nil
+        ).encoded()
+        let destination = Self.destination()
+        let manager = manager("NIOTransport")
+        defer { withExtendedLifetime(manager) {} }
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, destination: { _, _ in destination },
+                options: [.createIntermediateDirectories], completionHandler: completion)
+        }
+        #expect(finished.error == nil)
+        #expect(try Data(contentsOf: destination) == current)
+        #expect(server.requests.map(\.range) == ["bytes=5000-", nil])
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
+    @Test
+    func noStrongValidatorMeansNoResumeData() async throws {
+        let url = try await HTTPBin.url("drip?numbytes=200&duration=2&delay=0")
+        let manager = manager("NIOTransport")
+        defer { withExtendedLifetime(manager) {} }
+        let resumeData = try await interruptedDownload(manager, URLRequest(url: url), after: 10)
+        #expect(resumeData == nil)
+    }
+
+    @Test
+    func cancellingBeforeTheStartGivesNoResumeData() async throws {
+        let url = try await HTTPBin.url("bytes/10")
+        let manager = manager("NIOTransport")
+        defer { withExtendedLifetime(manager) {} }
+        let task = manager.downloadTask(with: URLRequest(url: url), completionHandler: nil)
+        #expect(await task.cancelProducingResumeData() == nil)
+        #expect(task.state == .completed)
+    }
+
+    @Test
+    func dataThatIsNotResumeDataFailsTheTask() async throws {
+        let manager = manager("NIOTransport")
+        defer { withExtendedLifetime(manager) {} }
+        let (_, finished) = await run { completion in
+            manager.downloadTask(withResumeData: Data("nonsense".utf8), completionHandler: completion)
+        }
+        let error = try #require(finished.error as? CourierError)
+        #expect(error.errorCode == -3000)
+        #expect(error.localizedDescription.contains("resume data"))
+    }
+
+    @Test
+    func resumeDataRoundTripsAndSkipsWeakEntityTags() throws {
+        let url = try #require(URL(string: "http://127.0.0.1/x"))
+        let response = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["ETag": "W/\"weak\"", "Last-Modified": "Sun, 22 Nov 2026 05:00:00 GMT"]))
+        var request = URLRequest(url: url)
+        request.setValue("bytes=1-", forHTTPHeaderField: "Range")
+        request.setValue("token", forHTTPHeaderField: "X-Token")
+        let file = URL(fileURLWithPath: "/tmp/partial")
+        let made = try #require(
+            DownloadResumeData.make(request: request, response: response, file: file, bytesOnDisk: 42))
+        #expect(made.entityTag == nil)
+        #expect(made.headers == ["X-Token": "token"])
+        #expect(try DownloadResumeData(data: made.encoded()) == made)
+        let next = made.makeRequest()
+        #expect(next.value(forHTTPHeaderField: "Range") == "bytes=42-")
+        #expect(next.value(forHTTPHeaderField: "If-Range") == "Sun, 22 Nov 2026 05:00:00 GMT")
+        let bare = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: [:]))
+        #expect(DownloadResumeData.make(request: request, response: bare, file: file, bytesOnDisk: 42) == nil)
+    }
+}
