@@ -197,7 +197,8 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
     /// when it cannot be continued (it has not started, it already finished, or the server sent no strong
     /// validator). `completion` runs once, before the task's completion handler.
     public func cancel(producingResumeData completion: @escaping @Sendable (Data?) -> Void) {
-        guard state == .running || state == .suspended, controller?.wantResumeData(for: self, handler: completion) == true
+        guard state == .running || state == .suspended,
+            controller?.wantResumeData(for: self, handler: completion) == true
         else {
             cancel()
             completion(nil)
