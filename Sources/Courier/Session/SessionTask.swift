@@ -144,6 +144,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// Waits while the task is suspended; returns at once when it is running, canceling or completed.
     func waitWhileSuspended() async {
+        // The common case, once per body chunk: running, so no continuation is made.
+        guard mutable.withLock({ $0.state == .suspended }) else { return }
         await withCheckedContinuation { continuation in
             let proceed = mutable.withLock { state -> Bool in
                 guard state.state == .suspended else { return true }

@@ -166,6 +166,7 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
         var sent: Int64 = 0
 
         mutating func next() async throws -> ByteBuffer? {
+            if sent > 0 { try await waitForQueuedWrites() }
             guard let chunk = try await base.next() else { return nil }
             sent += Int64(chunk.count)
             progress?(sent)
@@ -200,6 +201,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             guard !finished else { return nil }
+            if sent > 0 { try await waitForQueuedWrites() }
             if handle == nil { handle = try FileHandle(forReadingFrom: source.url) }
             guard let handle else { return nil }
             let remaining = source.length - sent
@@ -229,5 +231,17 @@ private struct FileBuffers: AsyncSequence, Sendable {
             source.progress?(sent)
             return buffer
         }
+    }
+}
+
+/// Waits until every event loop has run what was queued on it so far.
+///
+/// AsyncHTTPClient hands each request-body buffer to the connection's event loop and asks for the next one at once;
+/// it pauses the body only after that loop has seen the socket fill up. A file (or any fast source) produces far
+/// faster than a socket drains, so without this wait megabytes pile up in the loop's queue. After it, a full socket
+/// has paused the body before more is read, and memory stays bounded by one buffer plus the channel's watermark.
+private func waitForQueuedWrites() async throws {
+    for loop in HTTPClient.defaultEventLoopGroup.makeIterator() {
+        try await loop.submit {}.get()
     }
 }
