@@ -68,14 +68,15 @@ extension HTTPSessionManager {
 
     /// A multipart POST, serializing the response with `serializer`.
     ///
-    /// Cancelling the calling Swift task cancels the upload.
+    /// The form builder comes last so it can be a trailing closure. Cancelling the calling Swift task cancels the
+    /// upload.
     ///
     /// - Throws: what building the form throws (before anything is sent), or ``CourierError`` with the request,
     ///   response and body attached.
     public func post<Serializer: ResponseSerializer>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
-        constructingBody: (inout MultipartFormData) throws -> Void,
-        progress: (@Sendable (TaskProgress) -> Void)? = nil, serializer: Serializer
+        progress: (@Sendable (TaskProgress) -> Void)? = nil, serializer: Serializer,
+        constructingBody: (inout MultipartFormData) throws -> Void
     ) async throws -> Response<Serializer.SerializedObject> {
         let multipart = try makeMultipartRequest(
             urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
@@ -86,24 +87,23 @@ extension HTTPSessionManager {
     /// A multipart POST, decoding the response body as `type` (JSON by default).
     public func post<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
-        constructingBody: (inout MultipartFormData) throws -> Void,
         progress: (@Sendable (TaskProgress) -> Void)? = nil, as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = JSONDecoder(), constructingBody: (inout MultipartFormData) throws -> Void
     ) async throws -> Response<Value> {
         try await post(
-            urlString, parameters: parameters, headers: headers, constructingBody: constructingBody,
-            progress: progress, serializer: DecodableResponseSerializer(type, decoder: decoder))
+            urlString, parameters: parameters, headers: headers, progress: progress,
+            serializer: DecodableResponseSerializer(type, decoder: decoder), constructingBody: constructingBody)
     }
 
     /// A multipart POST, parsing the response body as ``JSON``.
     public func post(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
-        constructingBody: (inout MultipartFormData) throws -> Void,
-        progress: (@Sendable (TaskProgress) -> Void)? = nil
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        constructingBody: (inout MultipartFormData) throws -> Void
     ) async throws -> Response<JSON?> {
         try await post(
-            urlString, parameters: parameters, headers: headers, constructingBody: constructingBody,
-            progress: progress, serializer: JSONResponseSerializer())
+            urlString, parameters: parameters, headers: headers, progress: progress,
+            serializer: JSONResponseSerializer(), constructingBody: constructingBody)
     }
 
     /// Sends `request` with `body` (data, a file, a stream or a multipart form) and serializes the response.

@@ -50,12 +50,12 @@ struct UploadIntegrationTests {
         let progress = Locked([TaskProgress]())
         let response = try await client.post(
             "post", parameters: ["名前": "値", "tags": ["a"], "nested": ["k": "v"]],
-            constructingBody: { form in
-                try form.append(fileURL: file, name: "document")
-                form.append(Data("inline".utf8), name: "memo", fileName: "memo.txt", mimeType: "text/plain")
-                form.append(Data("ü".utf8), name: "feld")
-            },
-            progress: { value in progress.withLock { $0.append(value) } })
+            progress: { value in progress.withLock { $0.append(value) } }
+        ) { form in
+            try form.append(fileURL: file, name: "document")
+            form.append(Data("inline".utf8), name: "memo", fileName: "memo.txt", mimeType: "text/plain")
+            form.append(Data("ü".utf8), name: "feld")
+        }
         #expect(response.statusCode == 200)
         let echo = try #require(response.value)
         #expect(echo["files"]?["document"]?.stringValue == String(decoding: contents, as: UTF8.self))
@@ -107,14 +107,31 @@ struct UploadIntegrationTests {
     }
 
     @Test(arguments: transports)
+    func trailingClosureFormsReadNaturally(transport: String) async throws {
+        let client = try await client(transport)
+        let json = try await client.post("post") { form in
+            form.append(Data("t".utf8), name: "t")
+        }
+        #expect(json.value?["form"]?["t"]?.stringValue == "t")
+        let decoded = try await client.post("post", parameters: ["k": "v"], as: EchoForm.self) { form in
+            form.append(Data("t".utf8), name: "t")
+        }
+        #expect(decoded.value.form == ["k": "v", "t": "t"])
+    }
+
+    struct EchoForm: Decodable, Sendable {
+        var form: [String: String]
+    }
+
+    @Test(arguments: transports)
     func a307RedirectSendsTheFormAgain(transport: String) async throws {
         let client = try await client(transport)
         let contents = Self.text(count: 70_000, seed: 5)
         let file = try Self.scratchFile("again.txt", contents: contents)
         defer { Self.remove(file) }
-        let response = try await client.post(
-            "redirect-to?url=/post&status_code=307", parameters: ["k": "v"],
-            constructingBody: { form in try form.append(fileURL: file, name: "f") })
+        let response = try await client.post("redirect-to?url=/post&status_code=307", parameters: ["k": "v"]) {
+            form in try form.append(fileURL: file, name: "f")
+        }
         #expect(response.request.url?.path == "/post")
         #expect(response.value?["files"]?["f"]?.stringValue == String(decoding: contents, as: UTF8.self))
         #expect(response.value?["form"]?["k"]?.stringValue == "v")
@@ -123,14 +140,12 @@ struct UploadIntegrationTests {
     @Test(arguments: transports)
     func aOneShotStreamIsNotResentOnRedirect(transport: String) async throws {
         let client = try await client(transport)
-        client.responseSerializer = HTTPResponseSerializer(acceptableStatusCodes: nil)
         let chunks = [Data("abc".utf8)].async
         let response = try await client.post(
-            "redirect-to?url=/post&status_code=307",
-            constructingBody: { form in
-                form.append(chunks, length: 3, name: "s", fileName: "s.txt", mimeType: "text/plain")
-            },
-            serializer: HTTPResponseSerializer(acceptableStatusCodes: nil))
+            "redirect-to?url=/post&status_code=307", serializer: HTTPResponseSerializer(acceptableStatusCodes: nil)
+        ) { form in
+            form.append(chunks, length: 3, name: "s", fileName: "s.txt", mimeType: "text/plain")
+        }
         // The body could not be produced twice, so the redirect is handed back instead of followed.
         #expect(response.statusCode == 307)
     }

@@ -165,7 +165,8 @@ public struct MultipartFormData: Sendable {
     public mutating func append<Bytes: AsyncSequence & Sendable>(
         _ stream: Bytes, length: Int64, name: String, fileName: String, mimeType: String
     ) where Bytes.Element == UInt8 {
-        append(ByteBatches(bytes: stream, size: chunkSize), length: length, name: name, fileName: fileName,
+        append(
+            ByteBatches(bytes: stream, size: chunkSize), length: length, name: name, fileName: fileName,
             mimeType: mimeType)
     }
 
@@ -229,13 +230,16 @@ public struct MultipartFormData: Sendable {
     /// form is not throttled, streamed otherwise.
     public func makeBody() -> RequestBody {
         let segments = makeSegments()
-        if packetSize == nil, delay == 0, segments.count <= 1 {
-            if case .bytes(let data)? = segments.first { return .data(data) }
-            if segments.isEmpty { return .data(Data()) }
+        if packetSize == nil, delay == 0, contentLength <= Self.inMemoryLimit {
+            let inMemory = segments.compactMap { segment -> Data? in
+                if case .bytes(let data) = segment { return data }
+                return nil
+            }
+            if inMemory.count == segments.count { return .data(inMemory.reduce(into: Data(), { $0.append($1) })) }
         }
         let plan = StreamPlan(
-            segments: segments, files: parts.compactMap(\.fileCheck), chunkSize: max(1, min(chunkSize, packetSize ?? .max)),
-            delay: delay)
+            segments: segments, files: parts.compactMap(\.fileCheck),
+            chunkSize: max(1, min(chunkSize, packetSize ?? .max)), delay: delay)
         return RequestBody(length: contentLength, isReplayable: isReplayable) {
             DataChunks(makeNext: {
                 let stream = MultipartStream(plan: plan)
@@ -265,6 +269,12 @@ public struct MultipartFormData: Sendable {
 
     // MARK: Layout
 
+    /// The largest form sent from one contiguous buffer rather than streamed (all of its parts in memory).
+    static let inMemoryLimit: Int64 = 1 << 20
+
+    /// The largest in-memory part copied next to its delimiters; larger ones are sent from their own buffer.
+    static let copiedPartLimit = 64 * 1024
+
     private var closingDelimiter: Data { Data("\r\n--\(boundary)--\r\n".utf8) }
 
     private func head(of part: Part, isFirst: Bool) -> Data {
@@ -293,6 +303,11 @@ public struct MultipartFormData: Sendable {
         for (index, part) in parts.enumerated() {
             pending.append(head(of: part, isFirst: index == 0))
             switch part.source {
+            case .data(let data) where data.count > Self.copiedPartLimit:
+                // Referenced, not copied: a large in-memory part is sent from the caller's own buffer.
+                segments.append(.bytes(pending))
+                pending = Data()
+                segments.append(.bytes(data))
             case .data(let data):
                 pending.append(data)
             case .file(let url):

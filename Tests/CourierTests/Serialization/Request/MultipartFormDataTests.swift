@@ -49,6 +49,7 @@ import Testing
         #expect(multipart.urlRequest.httpBody == nil)
         #expect(multipart.body.length == 111)
         #expect(multipart.body.isReplayable)
+        #expect(multipart.body.data != nil, "a small form in memory is sent as one buffer")
         var body = Data()
         for try await chunk in try multipart.body.makeChunks() { body.append(chunk) }
         #expect(Self.text(body) == expected)
@@ -110,7 +111,8 @@ import Testing
         try Data("aaaa".utf8).write(to: file)
         var form = MultipartFormData(boundary: "B")
         try form.append(fileURL: file, name: "f")
-        let head = "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"data.bin\"\r\n"
+        let head =
+            "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"data.bin\"\r\n"
             + "Content-Type: application/octet-stream\r\n\r\n"
         #expect(form.contentLength == Int64(head.utf8.count + 4 + "\r\n--B--\r\n".utf8.count))
         let body = form.makeBody()
@@ -210,6 +212,29 @@ import Testing
         #expect(fileBytes.range(of: contents) != nil)
     }
 
+    @Test func aLargeInMemoryPartIsStreamedFromItsOwnBuffer() async throws {
+        var form = MultipartFormData(boundary: "B")
+        form.chunkSize = 100_000
+        let big = Data(repeating: 7, count: 2_000_000)
+        form.append(Data("small".utf8), name: "s")
+        form.append(big, name: "big", fileName: "big.bin", mimeType: "application/octet-stream")
+        let body = form.makeBody()
+        #expect(body.data == nil)
+        var encoded = Data()
+        var largest = 0
+        for try await chunk in try body.makeChunks() {
+            largest = max(largest, chunk.count)
+            encoded.append(chunk)
+        }
+        #expect(largest <= 100_000)
+        let head =
+            "--B\r\nContent-Disposition: form-data; name=\"s\"\r\n\r\nsmall\r\n--B\r\n"
+            + "Content-Disposition: form-data; name=\"big\"; filename=\"big.bin\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n"
+        #expect(encoded == Data(head.utf8) + big + Data("\r\n--B--\r\n".utf8))
+        #expect(Int64(encoded.count) == form.contentLength)
+    }
+
     // MARK: Errors
 
     @Test func fileErrorsAreAFNetworkings() throws {
@@ -285,7 +310,8 @@ import Testing
         var form = MultipartFormData(boundary: "B")
         try form.append(fileURL: certificate, name: "cert")
         let encoded = Self.text(try await form.encode())
-        #expect(encoded.contains("name=\"cert\"; filename=\"root.cer\"\r\nContent-Type: application/x-x509-ca-cert\r\n"))
+        #expect(
+            encoded.contains("name=\"cert\"; filename=\"root.cer\"\r\nContent-Type: application/x-x509-ca-cert\r\n"))
     }
 
     // MARK: Parameters
