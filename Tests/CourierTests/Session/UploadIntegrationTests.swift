@@ -171,6 +171,45 @@ struct UploadIntegrationTests {
     }
 
     @Test(arguments: transports)
+    func aFileGrowingWhileTheFormIsSentFailsTheUpload(transport: String) async throws {
+        let client = try await client(transport)
+        let file = try Self.scratchFile("growing.txt", contents: Self.text(count: 200_000, seed: 2))
+        defer { Self.remove(file) }
+        // The stream part before the file grows it once the body is already going out: deterministic, no timing.
+        let multipart = try client.makeMultipartRequest(urlString: "post") { form in
+            form.append(Data(repeating: 65, count: 100_000), name: "before")
+            form.append(length: 3, name: "hook", fileName: "hook", mimeType: "text/plain") {
+                AsyncThrowingStream<Data, any Error> { continuation in
+                    do {
+                        let handle = try FileHandle(forWritingTo: file)
+                        try handle.seekToEnd()
+                        try handle.write(contentsOf: Data("more".utf8))
+                        try handle.close()
+                        continuation.yield(Data("abc".utf8))
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                }
+            }
+            try form.append(fileURL: file, name: "f")
+        }
+        let done = Outcome()
+        let progress = Locked([TaskProgress]())
+        client.uploadTask(with: multipart, progress: { value in progress.withLock { $0.append(value) } }) {
+            _, _, error in done.fulfill(error)
+        }.resume()
+        let error = try #require(try await done.value() as? CourierError)
+        guard case .fileOperationFailed(let reason, let underlying, _) = error else {
+            Issue.record("unexpected \(error)")
+            return
+        }
+        #expect(reason.contains("changed size during the upload: expected 200000 bytes"))
+        #expect(underlying is FileChangedError)
+        #expect(progress.value.last?.fractionCompleted ?? 0 < 1)
+    }
+
+    @Test(arguments: transports)
     func aBodyWrittenToAFileUploadsAsAPlainFile(transport: String) async throws {
         let client = try await client(transport)
         let file = try Self.scratchFile("plain.txt", contents: Data("plain".utf8))
