@@ -142,22 +142,10 @@ public struct MultipartFormData: Sendable {
     public mutating func append<Bytes: AsyncSequence & Sendable>(
         _ stream: Bytes, length: Int64, name: String, fileName: String, mimeType: String
     ) where Bytes.Element: DataProtocol {
-        let once = Locked(false)
         appendStream(
             length: length, headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType),
             isReplayable: false
-        ) {
-            let used = once.withLock { used in
-                defer { used = true }
-                return used
-            }
-            if used {
-                throw CourierError.multipartEncodingFailed(
-                    reason: "The stream of the part “\(name)” can be sent only once.", fileURL: nil,
-                    underlyingError: nil)
-            }
-            return DataChunks(stream, transform: { Data($0) })
-        }
+        ) { DataChunks(stream, transform: Self.data) }
     }
 
     /// Appends a file part from a one-shot async sequence of single bytes, such as `FileHandle.bytes`; bytes are
@@ -179,7 +167,12 @@ public struct MultipartFormData: Sendable {
         appendStream(
             length: length, headers: Self.headers(name: name, fileName: fileName, mimeType: mimeType),
             isReplayable: true
-        ) { DataChunks(makeStream(), transform: { Data($0) }) }
+        ) { DataChunks(makeStream(), transform: Self.data) }
+    }
+
+    /// The chunk as `Data`, without copying when it already is.
+    @Sendable private static func data<Bytes: DataProtocol>(_ bytes: Bytes) -> Data {
+        (bytes as? Data) ?? Data(bytes)
     }
 
     /// Appends a part with arbitrary header fields, written in order (`appendPartWithHeaders:body:`).
@@ -207,10 +200,27 @@ public struct MultipartFormData: Sendable {
         length: Int64, headers: HTTPHeaders, isReplayable: Bool,
         makeChunks: @escaping @Sendable () throws -> DataChunks
     ) {
-        parts.append(
-            Part(
-                headers: headers, length: max(0, length),
-                source: .stream(isReplayable: isReplayable, makeChunks: makeChunks)))
+        var part = Part(headers: headers, length: max(0, length), source: .data(Data()))
+        if isReplayable {
+            part.source = .stream(isReplayable: true, makeChunks: makeChunks)
+        } else {
+            // A one-shot sequence iterated a second time would send whatever is left of it: refuse instead.
+            let used = Locked(false)
+            let name = part.name
+            part.source = .stream(isReplayable: false) {
+                let wasUsed = used.withLock { used in
+                    defer { used = true }
+                    return used
+                }
+                if wasUsed {
+                    throw CourierError.multipartEncodingFailed(
+                        reason: "The stream of the part “\(name)” can be sent only once.", fileURL: nil,
+                        underlyingError: nil)
+                }
+                return try makeChunks()
+            }
+        }
+        parts.append(part)
     }
 
     /// Limits each chunk of the body to `packetSize` bytes and pauses `delay` seconds after each one

@@ -433,6 +433,12 @@ import Testing
         }
         try form.append(headers: ["X": "1"], body: .stream([Data("ab".utf8)].async, length: 2))
         #expect(Self.text(try await form.encode()) == "--B\r\nX: 1\r\n\r\nab\r\n--B--\r\n")
+        #expect(!form.isReplayable)
+        await #expect {
+            _ = try await form.encode()
+        } throws: { error in
+            Self.multipartError(error)?.reason.contains("can be sent only once") == true
+        }
     }
 
     // MARK: Throttling and writing to a file
