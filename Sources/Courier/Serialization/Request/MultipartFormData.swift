@@ -296,13 +296,31 @@ public struct MultipartFormData: Sendable {
 
     private static func headers(name: String, fileName: String?, mimeType: String?) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        let name = quotable(name)
         if let fileName {
-            headers["Content-Disposition"] = "form-data; name=\"\(name)\"; filename=\"\(fileName)\""
+            headers["Content-Disposition"] = "form-data; name=\"\(name)\"; filename=\"\(quotable(fileName))\""
         } else {
             headers["Content-Disposition"] = "form-data; name=\"\(name)\""
         }
         if let mimeType { headers["Content-Type"] = mimeType }
         return headers
+    }
+
+    /// A name or file name as it goes between quotes. AFNetworking writes names as they are; the three characters
+    /// that would end the quoted string or the header line (and let a name inject headers or parts) are escaped
+    /// the way browsers escape them (HTML's multipart/form-data encoding): `"` → `%22`, CR → `%0D`, LF → `%0A`.
+    static func quotable(_ name: String) -> String {
+        guard name.contains(where: { $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return name }
+        var result = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\"": result += "%22"
+            case "\r": result += "%0D"
+            case "\n": result += "%0A"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     /// The body as runs of in-memory bytes (delimiters, headers and data parts merged) and streamed parts.

@@ -80,6 +80,17 @@ import Testing
         #expect(form.count == 4)
     }
 
+    @Test func namesAreWrittenAsGivenExceptWhatWouldBreakTheHeader() async throws {
+        var form = MultipartFormData(boundary: "B")
+        form.append(Data("1".utf8), name: "user[tags][] ü")
+        form.append(Data("2".utf8), name: "a\"b\r\nX-Injected: 1", fileName: "f\".txt", mimeType: "text/plain")
+        let text = Self.text(try await form.encode())
+        #expect(text.contains("Content-Disposition: form-data; name=\"user[tags][] ü\"\r\n"))
+        #expect(text.contains("name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"f%22.txt\"\r\n"))
+        #expect(!text.contains("\r\nX-Injected"))
+        #expect(Int64(text.utf8.count) == form.contentLength)
+    }
+
     @Test func randomBoundariesAreAFNetworkingShaped() {
         let first = MultipartFormData.randomBoundary()
         let second = MultipartFormData.randomBoundary()
