@@ -12,7 +12,8 @@ import Foundation
 /// The layout is AFNetworking's, byte for byte: the first part starts `--B\r\n`, every later one `\r\n--B\r\n`;
 /// a part is its header lines, a blank line and its body; the form ends `\r\n--B--\r\n`. A form field has only a
 /// `Content-Disposition: form-data; name="…"` header; a file part adds `; filename="…"` and a `Content-Type` line.
-/// Names are written as given, without escaping, as AFNetworking does.
+/// Names are written as given (brackets, spaces and UTF-8 included), as AFNetworking does; only `"`, CR and LF,
+/// which would break the header, are escaped as browsers escape them (`%22`, `%0D`, `%0A`).
 ///
 /// ``contentLength`` is known before anything is read: file parts record the file's size when they are appended,
 /// and stream parts declare theirs. The body made by ``makeBody()`` reads files and streams only as the transport
