@@ -164,9 +164,10 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
         var base: DataChunks.AsyncIterator
         let progress: (@Sendable (Int64) -> Void)?
         var sent: Int64 = 0
+        var brake = WriteQueueBrake()
 
         mutating func next() async throws -> ByteBuffer? {
-            if sent > 0 { try await waitForQueuedWrites() }
+            try await brake.waitForEarlierWrites()
             guard let chunk = try await base.next() else { return nil }
             sent += Int64(chunk.count)
             progress?(sent)
@@ -193,6 +194,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
         var handle: FileHandle?
         var sent: Int64 = 0
         var finished = false
+        var brake = WriteQueueBrake()
         let allocator = ByteBufferAllocator()
 
         init(source: FileBuffers) {
@@ -201,7 +203,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             guard !finished else { return nil }
-            if sent > 0 { try await waitForQueuedWrites() }
+            try await brake.waitForEarlierWrites()
             if handle == nil { handle = try FileHandle(forReadingFrom: source.url) }
             guard let handle else { return nil }
             let remaining = source.length - sent
@@ -234,14 +236,19 @@ private struct FileBuffers: AsyncSequence, Sendable {
     }
 }
 
-/// Waits until every event loop has run what was queued on it so far.
+/// Keeps a streamed request body at most two buffers ahead of the socket.
 ///
 /// AsyncHTTPClient hands each request-body buffer to the connection's event loop and asks for the next one at once;
 /// it pauses the body only after that loop has seen the socket fill up. A file (or any fast source) produces far
-/// faster than a socket drains, so without this wait megabytes pile up in the loop's queue. After it, a full socket
-/// has paused the body before more is read, and memory stays bounded by one buffer plus the channel's watermark.
-private func waitForQueuedWrites() async throws {
-    for loop in HTTPClient.defaultEventLoopGroup.makeIterator() {
-        try await loop.submit {}.get()
+/// faster than a socket drains, so without a brake megabytes pile up in the loop's queue. Before each buffer, this
+/// waits for a marker that was queued on every event loop just before the previous buffer was handed over: once it
+/// has run, the buffer before the previous one has been written or has paused the body. Reading the next buffer
+/// still overlaps with writing the previous one.
+private struct WriteQueueBrake {
+    private var markers: [EventLoopFuture<Void>] = []
+
+    mutating func waitForEarlierWrites() async throws {
+        for marker in markers { try await marker.get() }
+        markers = HTTPClient.defaultEventLoopGroup.makeIterator().map { $0.submit {} }
     }
 }
