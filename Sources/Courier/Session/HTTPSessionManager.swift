@@ -223,11 +223,20 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func send<Serializer: ResponseSerializer>(_ request: URLRequest, serializer: Serializer) async throws
         -> Response<Serializer.SerializedObject>
     {
+        try await run(request, body: nil, uploadProgress: nil, serializer: serializer)
+    }
+
+    /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.
+    func run<Serializer: ResponseSerializer>(
+        _ request: URLRequest, body: RequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        serializer: Serializer
+    ) async throws -> Response<Serializer.SerializedObject> {
         let started = Date()
-        let task = DataTask(request: request, controller: core)
+        let task =
+            body == nil ? DataTask(request: request, controller: core) : UploadTask(request: request, controller: core)
         let delegate = TaskDelegate(
-            serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
-            completionQueue: nil)
+            serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
+            completion: nil, completionQueue: nil)
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let response = task.response else {
