@@ -124,6 +124,14 @@ public final class URLSessionTransport: Transport {
     ///   temporary file for a streamed body cannot be written, the body's own error (as `.requestFailed`) when it
     ///   cannot be read, and the mapped `URLError` otherwise.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        #if !canImport(Darwin)
+            // FoundationNetworking delivers no server-trust challenge: fail closed rather than ignore the policy.
+            if request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault {
+                throw CourierError.requestFailed(
+                    underlyingError: SecurityPolicyError.unsupportedByTransport("URLSessionTransport"),
+                    context: CourierError.Context())
+            }
+        #endif
         var urlRequest = URLRequest(
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.noTimeout)
         urlRequest.httpMethod = request.method
