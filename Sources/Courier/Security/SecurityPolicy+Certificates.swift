@@ -8,7 +8,7 @@ extension SecurityPolicy {
     public static let certificateFileExtensions: Set<String> = ["cer", "der", "crt", "pem"]
 
     /// Every certificate (DER) in the `.cer`, `.der`, `.crt` and `.pem` files directly inside `directory`; a PEM file
-    /// may hold several.
+    /// may hold several, and a PEM file without a certificate (e.g. a private key) is skipped.
     ///
     /// - Throws: ``SecurityPolicyError`` when the directory or a file cannot be read or a file holds no certificate.
     public static func certificates(inDirectory directory: URL) throws -> Set<Data> {
@@ -21,7 +21,19 @@ extension SecurityPolicy {
         var found: Set<Data> = []
         for name in names.sorted()
         where certificateFileExtensions.contains((name as NSString).pathExtension.lowercased()) {
-            found.formUnion(try certificates(inFile: directory.appendingPathComponent(name)))
+            let file = directory.appendingPathComponent(name)
+            let data: Data
+            do {
+                data = try Data(contentsOf: file)
+            } catch {
+                throw SecurityPolicyError.unreadable(path: file.path, reason: "\(error)")
+            }
+            if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN"),
+                !text.contains("-----BEGIN CERTIFICATE-----")
+            {
+                continue
+            }
+            found.formUnion(try certificates(fromPEMOrDER: data, name: name))
         }
         return found
     }
