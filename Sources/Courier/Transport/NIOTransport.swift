@@ -115,11 +115,22 @@ public final class NIOTransport: Transport {
     /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
     /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
     private func client(enforcing request: TransportRequest) async throws -> HTTPClient {
-        guard request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault else { return client }
+        guard let gate = try trustGate(for: request) else { return client }
+        do {
+            try await gate.ensureTrusted()
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        return gate.client
+    }
+
+    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
+    func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
+        guard request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault else { return nil }
         guard let host = request.url.host, !host.isEmpty else { throw CourierError.invalidURL(request.url.absoluteString) }
         let key = NIOTrustGate.Key(
             host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy)
-        let gate = try gates.withLock { gates in
+        return try gates.withLock { gates in
             if let gate = gates[key] { return gate }
             let gate = try NIOTrustGate(
                 key: key, baseSettings: settings,
@@ -127,12 +138,6 @@ public final class NIOTransport: Transport {
             gates[key] = gate
             return gate
         }
-        do {
-            try await gate.ensureTrusted()
-        } catch {
-            throw Self.courierError(error, url: request.url)
-        }
-        return gate.client
     }
 
     /// AsyncHTTPClient's and NIO's errors as ``CourierError``s.

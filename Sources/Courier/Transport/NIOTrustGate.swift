@@ -34,7 +34,8 @@ final class NIOTrustGate: Sendable {
 
     let key: Key
     let client: HTTPClient
-    private let accepted: AcceptedLeaves
+    /// Internal for the tests, which plant a leaf to drive the connection-initializer path.
+    let accepted: AcceptedLeaves
     private let probeContext: NIOSSLContext
     private let connectTimeout: TimeAmount
     private let probe = Locked<Task<Void, any Error>?>(nil)
