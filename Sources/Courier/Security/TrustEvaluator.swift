@@ -22,6 +22,9 @@ struct TrustEvaluator {
     let policy: SecurityPolicy
     let trust: ServerTrust
     let domain: String?
+    /// On Apple platforms, SecTrust's verdict on "valid against the anchors" (steps 3 and 4), which Courier cannot
+    /// compute there because the system's roots are not readable; `nil` means compute it.
+    var platformVerdict: TrustEvaluation? = nil
 
     func run() -> TrustEvaluation {
         guard !trust.certificateChain.isEmpty else { return .refused("the server sent no certificate") }
@@ -46,11 +49,14 @@ struct TrustEvaluator {
         // Step 3.
         if policy.pinningMode == .none {
             if policy.allowInvalidCertificates { return .trusted }
-            return validate(chain, anchors: anchors, host: host).evaluation
+            return platformVerdict ?? validate(chain, anchors: anchors, host: host).evaluation
         }
         // Step 4.
         var validatedPath: [Certificate] = []
-        if !policy.allowInvalidCertificates {
+        if !policy.allowInvalidCertificates, let platformVerdict {
+            guard platformVerdict.isTrusted else { return platformVerdict }
+            validatedPath = chain  // SecTrust's evaluated chain, anchor included
+        } else if !policy.allowInvalidCertificates {
             let result = validate(chain, anchors: anchors, host: host)
             guard result.evaluation.isTrusted else { return result.evaluation }
             validatedPath = result.path
@@ -75,7 +81,8 @@ struct TrustEvaluator {
         case .publicKey:
             // Step 6: the keys of the chain as sent, and of the path it was validated along (which may end at an
             // anchor the server did not send).
-            let pinnedKeys = Set(policy.pinnedCertificates.compactMap(SecurityPolicy.subjectPublicKeyInfo(ofCertificate:)))
+            let pinnedKeys = Set(
+                policy.pinnedCertificates.compactMap(SecurityPolicy.subjectPublicKeyInfo(ofCertificate:)))
             var seen: [String] = []
             for certificate in chain + validatedPath {
                 guard let spki = SecurityPolicy.subjectPublicKeyInfo(of: certificate) else { continue }
@@ -102,7 +109,9 @@ struct TrustEvaluator {
     private func validate(_ chain: [Certificate], anchors: [Certificate], host: String?) -> Validation {
         let leaf = chain[0]
         let date = trust.verificationDate
-        if let problem = Self.validityProblem(leaf, at: date) { return Validation(evaluation: .refused(problem), path: []) }
+        if let problem = Self.validityProblem(leaf, at: date) {
+            return Validation(evaluation: .refused(problem), path: [])
+        }
         if let host, !Self.matches(leaf, host: host) {
             return Validation(
                 evaluation: .refused("the certificate \(Self.name(leaf)) is not valid for “\(host)”"), path: [])

@@ -127,7 +127,9 @@ public final class NIOTransport: Transport {
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
         guard request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault else { return nil }
-        guard let host = request.url.host, !host.isEmpty else { throw CourierError.invalidURL(request.url.absoluteString) }
+        guard let host = request.url.host, !host.isEmpty else {
+            throw CourierError.invalidURL(request.url.absoluteString)
+        }
         let key = NIOTrustGate.Key(
             host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy)
         return try gates.withLock { gates in
@@ -159,6 +161,13 @@ public final class NIOTransport: Transport {
             default:
                 return .requestFailed(underlyingError: error, context: context)
             }
+        }
+        if let error = error as? NIOSSLError, case .handshakeFailed = error,
+            String(describing: error).contains("CERTIFICATE_VERIFY_FAILED")
+        {
+            // The platform's own verification (the default policy) refused the chain: -1202, as URLSession reports.
+            return .serverTrustEvaluationFailed(
+                host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
         }
         if let error = error as? HTTPParserError, error == .invalidEOFState {
             // The server closed the connection before the body it announced was complete.

@@ -105,8 +105,7 @@ final class NIOTrustGate: Sendable {
 
     /// Admits a pooled connection whose leaf was accepted; closes any other (on the event loop, before AsyncHTTPClient
     /// hands the connection to a request).
-    private static func admit(_ channel: any Channel, accepted: AcceptedLeaves, host: String) -> EventLoopFuture<Void>
-    {
+    private static func admit(_ channel: any Channel, accepted: AcceptedLeaves, host: String) -> EventLoopFuture<Void> {
         let leaf: Data?
         if channel.eventLoop.inEventLoop {
             leaf = (try? channel.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes()).map { Data($0) }
@@ -122,7 +121,9 @@ final class NIOTrustGate: Sendable {
     private static func verdict(
         _ leaf: Data?, channel: any Channel, accepted: AcceptedLeaves, host: String
     ) -> EventLoopFuture<Void> {
-        if let leaf, accepted.leaves.withLock({ $0.contains(leaf) }) { return channel.eventLoop.makeSucceededVoidFuture() }
+        if let leaf, accepted.leaves.withLock({ $0.contains(leaf) }) {
+            return channel.eventLoop.makeSucceededVoidFuture()
+        }
         accepted.leaves.withLock { $0.removeAll() }
         channel.close(promise: nil)  // otherwise the rejected connection stays open
         return channel.eventLoop.makeFailedFuture(
@@ -148,7 +149,8 @@ final class NIOTrustGate: Sendable {
                         context: context, serverHostname: sniHost,
                         customVerificationCallback: { certificates, promise in
                             let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
-                            let evaluation = policy.evaluation(of: ServerTrust(certificateChain: chain), forDomain: host)
+                            let evaluation = policy.evaluation(
+                                of: ServerTrust(certificateChain: chain), forDomain: host)
                             outcome.withLock { $0 = (evaluation, chain.first) }
                             promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
                         })

@@ -198,6 +198,20 @@ import Testing
         }
     }
 
+    /// The default policy leaves trust to NIOSSL and the system's roots, which do not include the private root.
+    @Test func defaultPolicyRefusesAPrivateRootWith1202() async throws {
+        try await withServer(leaf: Self.chain.leaf) { server in
+            var configuration = NIOTransport.Configuration()
+            configuration.connectTimeout = 1  // AsyncHTTPClient retries the handshake until the connect timeout
+            let transport = NIOTransport(configuration: configuration)
+            defer { Task { await transport.shutdown() } }
+            let reason = await expectTrustFailure(host: "127.0.0.1") {
+                _ = try await get(server.baseURL, .default, via: transport)
+            }
+            #expect(reason?.contains("CERTIFICATE_VERIFY_FAILED") == true)
+        }
+    }
+
     @Test func extraTrustedRootWithoutPinning() async throws {
         try await withServer(leaf: Self.chain.leaf) { server in
             let transport = transport(http2: true)

@@ -49,7 +49,8 @@ import Testing
         let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(process.terminationStatus == 0)
-        #expect(try SecurityPolicy.publicKeyHash(ofCertificate: fixtures.chain.leaf.der).base64EncodedString() == expected)
+        #expect(
+            try SecurityPolicy.publicKeyHash(ofCertificate: fixtures.chain.leaf.der).base64EncodedString() == expected)
     }
 
     @Test func perHostPolicies() throws {
@@ -100,7 +101,8 @@ import Testing
             let transport = URLSessionTransport()
             defer { Task { await transport.shutdown() } }
             var request = TransportRequest(method: "GET", url: try #require(URL(string: "https://127.0.0.1:9/")))
-            request.securityPolicy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [fixtures.chain.root.der])
+            request.securityPolicy = SecurityPolicy(
+                pinningMode: .certificate, pinnedCertificates: [fixtures.chain.root.der])
             do {
                 _ = try await transport.send(request)
                 Issue.record("the request was sent")
