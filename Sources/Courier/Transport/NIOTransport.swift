@@ -121,6 +121,8 @@ public final class NIOTransport: Transport {
         } catch {
             throw Self.courierError(error, url: request.url)
         }
+        // The evaluation does not stop for cancellation (other requests may be waiting for it); this request does.
+        if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         return gate.client
     }
 

@@ -228,6 +228,57 @@ import Testing
         }
     }
 
+    // MARK: Mutual TLS
+
+    /// nginx requires a client certificate from the test CA: 400 without one, 200 with it from PEM or PKCS#12.
+    @Test(arguments: httpVersions)
+    func clientCertificate(http2: Bool) async throws {
+        let client = try Self.chain.intermediate.leaf(commonName: "Courier Client", dnsNames: [], ipAddresses: [])
+        let server = try NginxTLS(
+            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM,
+            clientCAsPEM: Self.chain.root.issued.pem + Self.chain.intermediate.issued.pem)
+        defer { server.stop() }
+        let transport = transport(http2: http2)
+        defer { Task { await transport.shutdown() } }
+        var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Self.chain.root.der])
+        policy.allowInvalidCertificates = true
+        var request = TransportRequest(method: "GET", url: server.baseURL)
+        request.securityPolicy = policy
+        #expect(try await transport.send(request).statusCode == 400)  // "No required SSL certificate was sent"
+
+        policy.clientCertificate = try ClientCertificate(
+            pemCertificateChain: Data((client.pem + Self.chain.intermediate.issued.pem).utf8),
+            privateKey: Data(client.privateKeyPEM.utf8))
+        let (_, text) = try await get(server.baseURL, policy, via: transport)
+        #expect(text.hasPrefix("secure"))
+
+        policy.clientCertificate = try ClientCertificate(
+            pkcs12: try pkcs12(client, passphrase: "s3cret"), passphrase: "s3cret")
+        let (_, again) = try await get(server.baseURL, policy, via: transport)
+        #expect(again.hasPrefix("secure"))
+        #expect(throws: SecurityPolicyError.self) {
+            try ClientCertificate(pkcs12: try pkcs12(client, passphrase: "s3cret"), passphrase: "wrong")
+        }
+    }
+
+    /// `certificate` and its key as a PKCS#12 archive, made by the openssl command.
+    func pkcs12(_ certificate: IssuedCertificate, passphrase: String) throws -> Data {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-p12-\(UUID())")
+        let files = try certificate.write(to: directory, name: "client")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("client.p12")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = [
+            "pkcs12", "-export", "-in", files.pem.path, "-inkey", files.key.path, "-out", output.path, "-passout",
+            "pass:\(passphrase)",
+        ]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return try Data(contentsOf: output)
+    }
+
     // MARK: Crash regression
 
     /// 100 rejected handshakes in a row (the probe path): every one -1202, the process alive, no socket left, and

@@ -17,14 +17,24 @@ final class NginxTLS: Sendable {
     private let process: Process
     private let directory: URL
 
-    /// Starts nginx with `chainPEM` (leaf first) and `keyPEM`.
-    init(chainPEM: String, keyPEM: String) throws {
+    /// Starts nginx with `chainPEM` (leaf first) and `keyPEM`; with `clientCAsPEM`, nginx requires a client
+    /// certificate issued by one of them (answering 400 without one).
+    init(chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-nginx-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(chainPEM.utf8).write(to: directory.appendingPathComponent("chain.pem"))
         try Data(keyPEM.utf8).write(to: directory.appendingPathComponent("key.pem"))
         let port = try Self.freePort()
         let path = directory.path
+        var clientVerification = ""
+        if let clientCAsPEM {
+            try Data(clientCAsPEM.utf8).write(to: directory.appendingPathComponent("client-cas.pem"))
+            clientVerification = """
+                ssl_client_certificate \(path)/client-cas.pem;
+                        ssl_verify_client on;
+                        ssl_verify_depth 3;
+                """
+        }
         let config = """
             daemon off;
             master_process off;
@@ -44,6 +54,7 @@ final class NginxTLS: Sendable {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(path)/chain.pem;
                     ssl_certificate_key \(path)/key.pem;
+                    \(clientVerification)
                     location / { default_type text/plain; return 200 "secure $server_protocol\\n"; }
                 }
             }
