@@ -45,7 +45,9 @@ struct TrustEvaluator {
         }
         // Step 2: the name is checked only when asked.
         let host = policy.validatesDomainName ? domain : nil
-        let anchors = Self.parse(trust.anchors) + Self.parse(Array(policy.additionalTrustedCertificates))
+        var anchors: [Certificate] {
+            Self.parseAnchors(trust.anchors) + Self.parse(Array(policy.additionalTrustedCertificates))
+        }
         // Step 3.
         if policy.pinningMode == .none {
             if policy.allowInvalidCertificates { return .trusted }
@@ -161,6 +163,13 @@ struct TrustEvaluator {
     }
 
     // MARK: Certificate facts
+
+    /// The system's roots, parsed once: most evaluations on Linux use them.
+    private static let systemAnchorCertificates = parse(ServerTrust.systemAnchors)
+
+    static func parseAnchors(_ ders: [Data]) -> [Certificate] {
+        ders == ServerTrust.systemAnchors ? systemAnchorCertificates : parse(ders)
+    }
 
     static func parse(_ ders: [Data]) -> [Certificate] {
         ders.compactMap { try? Certificate(derEncoded: Array($0)) }

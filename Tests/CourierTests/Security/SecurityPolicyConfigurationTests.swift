@@ -74,6 +74,20 @@ import Testing
         }
     }
 
+    /// The session refuses an unlisted https host before the transport is asked (port 9 would refuse the connection).
+    @Test func sessionRefusesAnUnlistedHostWhenAllHostsMustBeEvaluated() async throws {
+        let manager = HTTPSessionManager(baseURL: URL(string: "https://127.0.0.1:9/"))
+        defer { manager.invalidate(cancelingTasks: true) }
+        try manager.setSecurityPolicies(
+            SecurityPolicies(hostPolicies: ["listed.test": .default], allHostsMustBeEvaluated: true))
+        do {
+            _ = try await manager.send("GET", "x", serializer: HTTPResponseSerializer())
+            Issue.record("the request was sent")
+        } catch let error as CourierError {
+            #expect(error.errorCode == -1202, "\(error)")
+        }
+    }
+
     @Test func httpSessionManagerRefusesPinningWithoutAnHTTPSBaseURL() throws {
         let pinned = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [fixtures.chain.leaf.der])
         for base in [nil, URL(string: "http://example.com/api")] {
