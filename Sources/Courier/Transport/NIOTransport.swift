@@ -28,6 +28,9 @@ public final class NIOTransport: Transport {
         public var decompressionRatioLimit: Int = 100
         /// Whether HTTP/2 may be negotiated over TLS; default `true`.
         public var allowsHTTP2: Bool = true
+        /// Whether a failed connection attempt (refused, or a TLS handshake the system's trust refuses) is retried
+        /// with backoff until ``connectTimeout``; default `false`: the request fails at once, as URLSession's do.
+        public var retriesFailedConnections: Bool = false
 
         /// The default configuration.
         public init() {}
@@ -49,6 +52,7 @@ public final class NIOTransport: Transport {
         settings.connectionPool = .init(
             idleTimeout: .milliseconds(Int64(configuration.idleConnectionTimeout * 1000)),
             concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost)
+        settings.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
         settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
         settings.decompression =
             configuration.decompresses ? .enabled(limit: .ratio(configuration.decompressionRatioLimit)) : .disabled
