@@ -22,6 +22,12 @@ public struct SessionConfiguration: Sendable {
     public var maximumRedirects: Int = 16
     /// Credentials answered to Basic and Digest challenges when no authentication hook decides otherwise.
     public var credential: Credential?
+    /// Where `GET` responses are cached, as URLSession does (see the Sessions article); default `nil`: no cache.
+    /// Neither transport caches on its own.
+    public var urlCache: URLCache?
+    /// The cache policy of requests that leave theirs at `.useProtocolCachePolicy`; default
+    /// `.useProtocolCachePolicy` (fresh stored responses are used, stale ones revalidated).
+    public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
     /// The default configuration.
     public init() {}

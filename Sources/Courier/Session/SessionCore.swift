@@ -172,6 +172,22 @@ final class SessionCore: TaskController {
         var redirects = 0
         var authenticationAttempts = 0
         let (hooks, securityPolicies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
+        let cachePlan = cachePlan(for: request, task: task, delegate: delegate)
+        switch cachePlan {
+        case .cached(let cached):
+            try deliverCached(cached, task: task, delegate: delegate, hooks: hooks)
+            return
+        case .miss:
+            throw CourierError.requestFailed(
+                underlyingError: ResourceNotCachedError(url: request.url),
+                context: CourierError.Context(request: request))
+        case .revalidate(_, let conditions):
+            for (name, value) in conditions where request.value(forHTTPHeaderField: name) == nil {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
+        case .network:
+            break
+        }
         while true {
             try checkCancellation(task)
             guard let url = request.url else { throw CourierError.invalidURL("") }
@@ -233,6 +249,12 @@ final class SessionCore: TaskController {
                 }
             }
 
+            if case .revalidate(let cached, _) = cachePlan, http.statusCode == 304 {
+                await discard(response.body)
+                try deliverCached(cached, task: task, delegate: delegate, hooks: hooks)
+                return
+            }
+
             let resumeOffset = delegate.state.withLock { $0.resumeOffset }
             if resumeOffset > 0 {
                 switch ResumeDecision(response: http, offset: resumeOffset) {
@@ -262,8 +284,53 @@ final class SessionCore: TaskController {
             task.mutable.withLock { $0.bytesExpectedToReceive = expected }
             delegate.stream?.deliver(head: http)
             try await readBody(response.body, task: task, delegate: delegate, hooks: hooks)
+            switch cachePlan {
+            case .network(store: true), .revalidate:
+                store(http, for: request, task: task, delegate: delegate, hooks: hooks)
+            default: break
+            }
             return
         }
+    }
+
+    // MARK: Caching
+
+    /// What the cache can do for this task: only `GET` data tasks whose body is collected take part.
+    private func cachePlan(for request: URLRequest, task: SessionTask, delegate: TaskDelegate) -> HTTPCaching.Plan {
+        guard let cache = configuration.urlCache, task is DataTask, delegate.stream == nil, delegate.uploadBody == nil,
+            !delegate.isDownload
+        else { return .network(store: false) }
+        let policy =
+            request.cachePolicy != .useProtocolCachePolicy ? request.cachePolicy : configuration.requestCachePolicy
+        return HTTPCaching.plan(for: request, policy: policy, cache: cache)
+    }
+
+    /// Completes the exchange with a stored response, as if it had just arrived.
+    private func deliverCached(
+        _ cached: CachedURLResponse, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks
+    ) throws {
+        let response = cached.response as? HTTPURLResponse
+        task.mutable.withLock { state in
+            state.response = response
+            state.bytesExpectedToReceive = Int64(cached.data.count)
+            state.bytesReceived = Int64(cached.data.count)
+        }
+        delegate.expectDownload(total: Int64(cached.data.count))
+        try delegate.didReceive(cached.data)
+        hooks.didReceiveData?(task, cached.data)
+    }
+
+    /// Stores a complete response when the rules allow it and the will-cache hook does not veto it.
+    private func store(
+        _ response: HTTPURLResponse, for request: URLRequest, task: SessionTask, delegate: TaskDelegate,
+        hooks: SessionHooks
+    ) {
+        guard let cache = configuration.urlCache, let dataTask = task as? DataTask,
+            HTTPCaching.isStorable(response, for: request)
+        else { return }
+        let proposed = CachedURLResponse(response: response, data: delegate.receivedData, storagePolicy: .allowed)
+        guard let chosen = hooks.willCacheResponse.map({ $0(dataTask, proposed) }) ?? proposed else { return }
+        cache.storeCachedResponse(chosen, for: request)
     }
 
     private func readBody(

@@ -16,6 +16,9 @@ public struct SessionHooks: Sendable {
     public var didSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
     /// Called with each chunk of a data task's response body.
     public var didReceiveData: (@Sendable (SessionTask, Data) -> Void)?
+    /// Called before a data task's response is stored in ``SessionConfiguration/urlCache``; return it, a changed
+    /// one, or `nil` not to store it. Default: store it.
+    public var willCacheResponse: (@Sendable (DataTask, CachedURLResponse) -> CachedURLResponse?)?
     /// Called when a task completes, before its completion handler, with the task's error if it failed.
     public var didComplete: (@Sendable (SessionTask, (any Error)?) -> Void)?
     /// Decides where every finished download goes; when it returns a URL, it takes precedence over the task's own

@@ -16,6 +16,8 @@ final class RangeServer: Sendable {
     struct Resource: Sendable {
         var data: Data
         var entityTag: String
+        /// A `Cache-Control` value to send, if any.
+        var cacheControl: String?
     }
 
     /// The port the server listens on, on 127.0.0.1.
@@ -24,12 +26,19 @@ final class RangeServer: Sendable {
     let fileURL: URL
     private let channel: any Channel
     private let resource: Locked<Resource>
-    /// The `Range` and `If-Range` headers of every request, in order.
-    private let log: Locked<[(range: String?, ifRange: String?)]>
+    /// The `Range`, `If-Range` and `If-None-Match` headers of every request, in order.
+    private let log: Locked<[RequestRecord]>
+
+    /// What the server saw of one request.
+    struct RequestRecord: Sendable {
+        var range: String?
+        var ifRange: String?
+        var ifNoneMatch: String?
+    }
 
     private init(
         channel: any Channel, port: Int, fileURL: URL, resource: Locked<Resource>,
-        log: Locked<[(range: String?, ifRange: String?)]>
+        log: Locked<[RequestRecord]>
     ) {
         self.channel = channel
         self.port = port
@@ -38,12 +47,15 @@ final class RangeServer: Sendable {
         self.log = log
     }
 
-    /// Starts serving `data` with entity tag `entityTag`.
+    /// Starts serving `data` with entity tag `entityTag` (and `Cache-Control: cacheControl` when given).
+    ///
+    /// A request whose `If-None-Match` equals the entity tag is answered `304 Not Modified`.
     static func start(
-        _ data: Data, entityTag: String = "\"v1\"", chunkSize: Int = 16 * 1024, chunkDelay: TimeInterval = 0
+        _ data: Data, entityTag: String = "\"v1\"", cacheControl: String? = nil, chunkSize: Int = 16 * 1024,
+        chunkDelay: TimeInterval = 0
     ) async throws -> RangeServer {
-        let resource = Locked(Resource(data: data, entityTag: entityTag))
-        let log = Locked([(range: String?, ifRange: String?)]())
+        let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
+        let log = Locked([RequestRecord]())
         let delay = TimeAmount.nanoseconds(Int64(chunkDelay * 1_000_000_000))
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -65,11 +77,11 @@ final class RangeServer: Sendable {
 
     /// Replaces the resource (a new version with a new entity tag).
     func replace(with data: Data, entityTag: String) {
-        resource.withLock { $0 = Resource(data: data, entityTag: entityTag) }
+        resource.withLock { $0 = Resource(data: data, entityTag: entityTag, cacheControl: $0.cacheControl) }
     }
 
-    /// The `Range` and `If-Range` header of each request so far.
-    var requests: [(range: String?, ifRange: String?)] { log.withLock { $0 } }
+    /// What the server saw of each request so far.
+    var requests: [RequestRecord] { log.withLock { $0 } }
 
     /// Stops listening.
     func stop() async throws {
@@ -83,13 +95,13 @@ private final class RangeHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let resource: Locked<RangeServer.Resource>
-    private let log: Locked<[(range: String?, ifRange: String?)]>
+    private let log: Locked<[RangeServer.RequestRecord]>
     private let chunkSize: Int
     private let chunkDelay: TimeAmount
     private var head: HTTPRequestHead?
 
     init(
-        resource: Locked<RangeServer.Resource>, log: Locked<[(range: String?, ifRange: String?)]>, chunkSize: Int,
+        resource: Locked<RangeServer.Resource>, log: Locked<[RangeServer.RequestRecord]>, chunkSize: Int,
         chunkDelay: TimeAmount
     ) {
         self.resource = resource
@@ -116,8 +128,20 @@ private final class RangeHandler: ChannelInboundHandler {
         let current = resource.withLock { $0 }
         let range = request.headers.first(name: "Range")
         let ifRange = request.headers.first(name: "If-Range")
-        log.withLock { $0.append((range, ifRange)) }
-        var headers = HTTPHeaders([("ETag", current.entityTag), ("Accept-Ranges", "bytes")])
+        let ifNoneMatch = request.headers.first(name: "If-None-Match")
+        log.withLock { $0.append(RangeServer.RequestRecord(range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)) }
+        var headers = HTTPHeaders([
+            ("ETag", current.entityTag), ("Accept-Ranges", "bytes"), ("Date", HTTPDate.format(Date())),
+        ])
+        if let cacheControl = current.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
+        if ifNoneMatch == current.entityTag {
+            headers.add(name: "Content-Length", value: "0")
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
+                promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
         var status = HTTPResponseStatus.ok
         var body = current.data[...]
         if let range, ifRange == nil || ifRange == current.entityTag,

@@ -1,0 +1,128 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The session's HTTP cache rules (RFC 9111, the private-cache subset URLSession applies), over a Foundation
+/// `URLCache`: which requests may be answered from the cache, when a stored response is fresh, how a stale one is
+/// revalidated, and which responses may be stored.
+///
+/// Only `GET` data tasks take part. `URLCache` keys entries by URL alone, so a response that `Vary`s on anything but
+/// `Accept-Encoding` is not stored.
+enum HTTPCaching {
+    /// What to do before sending a request.
+    enum Plan {
+        /// Do not look in the cache (and do not store what comes back, for `reloadIgnoringLocalAndRemoteCacheData`).
+        case network(store: Bool)
+        /// Answer with this stored response; nothing is sent.
+        case cached(CachedURLResponse)
+        /// Send the request with these conditional headers; a `304` means the stored response is still good.
+        case revalidate(CachedURLResponse, conditions: [String: String])
+        /// `returnCacheDataDontLoad` and nothing is stored.
+        case miss
+    }
+
+    /// The plan for `request` under `policy`.
+    static func plan(
+        for request: URLRequest, policy: URLRequest.CachePolicy, cache: URLCache, now: Date = Date()
+    ) -> Plan {
+        guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return .network(store: false) }
+        switch policy {
+        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
+            return .network(store: policy == .reloadIgnoringLocalCacheData)
+        default:
+            break
+        }
+        guard let cached = cache.cachedResponse(for: request), let stored = cached.response as? HTTPURLResponse else {
+            return policy == .returnCacheDataDontLoad ? .miss : .network(store: true)
+        }
+        switch policy {
+        case .returnCacheDataElseLoad, .returnCacheDataDontLoad:
+            return .cached(cached)
+        default:
+            let requestDirectives = directives(request.value(forHTTPHeaderField: "Cache-Control"))
+            let mustRevalidate = requestDirectives["no-cache"] != nil || requestDirectives["max-age"] == "0"
+            if !mustRevalidate, isFresh(stored, now: now) { return .cached(cached) }
+            var conditions: [String: String] = [:]
+            if let tag = stored.value(forHTTPHeaderField: "ETag") { conditions["If-None-Match"] = tag }
+            if let date = stored.value(forHTTPHeaderField: "Last-Modified") { conditions["If-Modified-Since"] = date }
+            return conditions.isEmpty ? .network(store: true) : .revalidate(cached, conditions: conditions)
+        }
+    }
+
+    /// Whether `response` to `request` may be stored.
+    static func isStorable(_ response: HTTPURLResponse, for request: URLRequest) -> Bool {
+        guard response.statusCode == 200, (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        let responseDirectives = directives(response.value(forHTTPHeaderField: "Cache-Control"))
+        let requestDirectives = directives(request.value(forHTTPHeaderField: "Cache-Control"))
+        if responseDirectives["no-store"] != nil || requestDirectives["no-store"] != nil { return false }
+        if request.value(forHTTPHeaderField: "Authorization") != nil, responseDirectives["public"] == nil {
+            return false
+        }
+        if let vary = response.value(forHTTPHeaderField: "Vary") {
+            let fields = vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            if fields.contains(where: { $0 != "accept-encoding" }) { return false }
+        }
+        // Worth keeping only if it can be fresh or revalidated.
+        return freshnessLifetime(response) != nil || response.value(forHTTPHeaderField: "ETag") != nil
+            || response.value(forHTTPHeaderField: "Last-Modified") != nil
+    }
+
+    /// Whether a stored response can be used without asking the server: its age is below its freshness lifetime
+    /// (`max-age`, else `Expires - Date`). Without a `Date` its age is unknown, so it is stale; `no-cache` always is.
+    static func isFresh(_ response: HTTPURLResponse, now: Date) -> Bool {
+        let responseDirectives = directives(response.value(forHTTPHeaderField: "Cache-Control"))
+        guard responseDirectives["no-cache"] == nil, let lifetime = freshnessLifetime(response),
+            let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate)
+        else { return false }
+        let age =
+            max(0, now.timeIntervalSince(date)) + (response.value(forHTTPHeaderField: "Age").flatMap(Double.init) ?? 0)
+        return age < lifetime
+    }
+
+    /// `max-age`, or `Expires - Date`, in seconds.
+    static func freshnessLifetime(_ response: HTTPURLResponse) -> TimeInterval? {
+        let responseDirectives = directives(response.value(forHTTPHeaderField: "Cache-Control"))
+        if let maxAge = responseDirectives["max-age"].flatMap({ $0 }).flatMap(Double.init) { return maxAge }
+        guard let expires = response.value(forHTTPHeaderField: "Expires").flatMap(parseDate),
+            let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate)
+        else { return nil }
+        return expires.timeIntervalSince(date)
+    }
+
+    /// `Cache-Control` directives, lower-cased names to their (unquoted) values or `nil`.
+    static func directives(_ header: String?) -> [String: String?] {
+        var result: [String: String?] = [:]
+        for part in (header ?? "").split(separator: ",") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            guard let name = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased(), !name.isEmpty else {
+                continue
+            }
+            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: " \"")) : nil
+            result[name] = .some(value)
+        }
+        return result
+    }
+
+    /// An HTTP date (RFC 9110's IMF-fixdate, the only form servers are required to send).
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}
+
+/// `returnCacheDataDontLoad` was asked for and nothing is stored for the URL (URLSession's
+/// `NSURLErrorResourceUnavailable`).
+public struct ResourceNotCachedError: Error, Sendable, CustomStringConvertible {
+    /// The URL that was asked for.
+    public var url: URL?
+
+    /// E.g. `No cached response for https://example.com/x, and the cache policy forbids loading it.`
+    public var description: String {
+        "No cached response for \(url?.absoluteString ?? "the request"), and the cache policy forbids loading it."
+    }
+}
