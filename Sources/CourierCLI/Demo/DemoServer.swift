@@ -1,0 +1,234 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The server `courier demo` talks to: HTTP/1.1 on 127.0.0.1 with a free port, in this process, nothing else on the
+/// network.
+///
+/// Routes:
+/// - `GET /search`: echoes the raw query string and its decoded pairs, in order;
+/// - `POST /users`: creates a user from a JSON body (201), or answers 422 with a JSON problem document;
+/// - `GET /events`: three lines of JSON, one every 50 ms (a streamed response);
+/// - `GET /slow`: answers after 2 s (a timeout);
+/// - `GET /files/archive.bin`: a generated file, with `ETag` and `Range` / `If-Range` support, sent in chunks as
+///   the client reads them;
+/// - `POST /upload`: answers with the body's length, type and SHA-256 (the multipart step).
+final class DemoServer: Sendable {
+    /// `http://127.0.0.1:<port>/`.
+    let baseURL: URL
+    /// The file served at `/files/archive.bin`.
+    let archive: Data
+    /// The file's entity tag.
+    static let archiveTag = "\"archive-v1\""
+    private let channel: any Channel
+
+    private init(channel: any Channel, baseURL: URL, archive: Data) {
+        self.channel = channel
+        self.baseURL = baseURL
+        self.archive = archive
+    }
+
+    /// Starts the server with a generated file of `archiveSize` bytes.
+    static func start(archiveSize: Int = 4 << 20) async throws -> DemoServer {
+        var generator = SplitMix64(seed: 0xC0FFEE)
+        var archive = Data(count: archiveSize)
+        archive.withUnsafeMutableBytes { buffer in
+            for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: generator.next()) }
+        }
+        let file = archive
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(DemoHandler(archive: file))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/") else {
+            try? await channel.close()
+            throw CommandFailure(.failure, "the demo server could not bind a port on 127.0.0.1")
+        }
+        return DemoServer(channel: channel, baseURL: url, archive: archive)
+    }
+
+    /// Stops listening.
+    func stop() async {
+        try? await channel.close()
+    }
+}
+
+/// A small, fast, seedable generator, so the demo's file is the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// Answers one connection's requests. Runs on its channel's event loop only.
+private final class DemoHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let archive: Data
+    private var head: HTTPRequestHead?
+    private var body = Data()
+
+    init(archive: Data) {
+        self.archive = archive
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = Data()
+        case .body(var buffer):
+            body.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
+        case .end:
+            if let head { route(context, head) }
+            head = nil
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func route(_ context: ChannelHandlerContext, _ request: HTTPRequestHead) {
+        let path = String(request.uri.prefix { $0 != "?" })
+        let query = request.uri.contains("?") ? String(request.uri.drop { $0 != "?" }.dropFirst()) : ""
+        switch (request.method, path) {
+        case (.GET, "/search"):
+            let pairs = query.split(separator: "&").map { pair -> [String] in
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).removingPercentEncoding ?? String($0)
+                }
+                return [parts.first ?? "", parts.count > 1 ? parts[1] : ""]
+            }
+            sendJSON(context, .ok, ["query": query, "pairs": pairs])
+        case (.POST, "/users"):
+            createUser(context)
+        case (.GET, "/events"):
+            sendEvents(context)
+        case (.GET, "/slow"):
+            context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
+                self.sendJSON(context, .ok, ["slow": true])
+            }
+        case (.GET, "/files/archive.bin"):
+            sendArchive(context, request)
+        case (.POST, "/upload"):
+            let digest = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+            sendJSON(
+                context, .ok,
+                [
+                    "bytes": body.count, "contentType": request.headers.first(name: "Content-Type") ?? "",
+                    "sha256": digest,
+                ])
+        default:
+            sendJSON(context, .notFound, ["error": "no route for \(request.method) \(path)"])
+        }
+    }
+
+    private func createUser(_ context: ChannelHandlerContext) {
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            sendJSON(context, .badRequest, ["error": "the body is not a JSON object"])
+            return
+        }
+        var problems: [String: String] = [:]
+        let name = object["name"] as? String ?? ""
+        let email = object["email"] as? String ?? ""
+        if name.isEmpty { problems["name"] = "is required" }
+        if !email.contains("@") { problems["email"] = "must be an address like ada@example.com" }
+        guard problems.isEmpty else {
+            sendJSON(context, .unprocessableEntity, ["error": "validation failed", "fields": problems])
+            return
+        }
+        sendJSON(context, .created, ["id": 1815, "name": name, "email": email])
+    }
+
+    private func sendEvents(_ context: ChannelHandlerContext) {
+        let headers = HTTPHeaders([("Content-Type", "application/x-ndjson")])
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        let events = [
+            #"{"event":"queued","job":7}"#, #"{"event":"running","job":7,"percent":50}"#,
+            #"{"event":"done","job":7}"#,
+        ]
+        for (index, event) in events.enumerated() {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(50 * (index + 1)))) {
+                let buffer = context.channel.allocator.buffer(string: event + "\n")
+                context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                if index == events.count - 1 {
+                    context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+                }
+            }
+        }
+    }
+
+    private func sendArchive(_ context: ChannelHandlerContext, _ request: HTTPRequestHead) {
+        var headers = HTTPHeaders([
+            ("ETag", DemoServer.archiveTag), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream"),
+        ])
+        var status = HTTPResponseStatus.ok
+        var start = 0
+        let ifRange = request.headers.first(name: "If-Range")
+        if let range = request.headers.first(name: "Range"), ifRange == nil || ifRange == DemoServer.archiveTag,
+            range.hasPrefix("bytes="), range.hasSuffix("-"), let first = Int(range.dropFirst(6).dropLast())
+        {
+            guard first < archive.count else {
+                headers.add(name: "Content-Range", value: "bytes */\(archive.count)")
+                headers.add(name: "Content-Length", value: "0")
+                let head = HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers)
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                return
+            }
+            status = .partialContent
+            start = first
+            headers.add(name: "Content-Range", value: "bytes \(first)-\(archive.count - 1)/\(archive.count)")
+        }
+        headers.add(name: "Content-Length", value: "\(archive.count - start)")
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        writeArchive(context, from: start)
+    }
+
+    /// One 64 KiB chunk at a time, each after the previous one has gone out, a few milliseconds apart so the
+    /// progress bar has something to show.
+    private func writeArchive(_ context: ChannelHandlerContext, from offset: Int) {
+        guard offset < archive.count else {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let end = min(archive.count, offset + 64 * 1024)
+        let buffer = context.channel.allocator.buffer(bytes: archive[offset..<end])
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenSuccess {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(4)) {
+                self.writeArchive(context, from: end)
+            }
+        }
+    }
+
+    private func sendJSON(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ object: [String: Any]) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(data.count)")])
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}

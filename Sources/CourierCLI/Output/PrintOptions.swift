@@ -1,0 +1,82 @@
+/// `--print=HBhb`: which parts of the exchange are printed.
+///
+/// The response body goes to standard output; the request and the response head go to standard error, so that
+/// `courier URL > file` saves exactly the body. With `--offline` everything goes to standard output, as the
+/// request is then the output.
+public struct PrintOptions: Sendable, Hashable {
+    /// `H`: the request line and headers.
+    public var requestHead = false
+    /// `B`: the request body.
+    public var requestBody = false
+    /// `h`: the response status line and headers.
+    public var responseHead = false
+    /// `b`: the response body.
+    public var responseBody = false
+
+    /// Nothing printed.
+    public init() {}
+
+    /// Parses letters from `HBhb`.
+    ///
+    /// - Throws: ``CommandFailure`` naming a letter that is not one of them.
+    public init(_ letters: String) throws {
+        for letter in letters {
+            switch letter {
+            case "H": requestHead = true
+            case "B": requestBody = true
+            case "h": responseHead = true
+            case "b": responseBody = true
+            default:
+                throw CommandFailure(
+                    .failure,
+                    "--print “\(letters)”: “\(letter)” is not one of H (request headers), B (request body), "
+                        + "h (response headers), b (response body)")
+            }
+        }
+    }
+
+    /// What is printed when `--print` is not given: the body; `--verbose` adds the request and the response head;
+    /// `--offline` prints the request.
+    static func defaults(verbose: Bool, offline: Bool) -> PrintOptions {
+        var options = PrintOptions()
+        options.responseBody = !offline
+        if verbose || offline {
+            options.requestHead = true
+            options.requestBody = true
+        }
+        if verbose, !offline { options.responseHead = true }
+        return options
+    }
+}
+
+/// `--pretty`: whether bodies are reformatted and coloured.
+public enum PrettyMode: String, Sendable, Hashable, CaseIterable {
+    /// Format and colour on a terminal, neither when piped (the default).
+    case auto
+    /// Format and colour.
+    case all
+    /// Colour only.
+    case colors
+    /// Format only.
+    case format
+    /// Neither: the bytes as received.
+    case none
+
+    /// Whether JSON is re-indented.
+    func formats(terminal: Bool) -> Bool {
+        switch self {
+        case .auto: return terminal
+        case .all, .format: return true
+        case .colors, .none: return false
+        }
+    }
+
+    /// Whether ANSI colour is used.
+    func colors(terminal: Bool, allowed: Bool) -> Bool {
+        switch self {
+        case .auto: return terminal && allowed
+        case .all, .colors: return true
+        case .format, .none: return false
+        }
+    }
+}
