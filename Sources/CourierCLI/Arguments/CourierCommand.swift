@@ -7,13 +7,17 @@ struct CourierCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "courier",
         abstract: "An HTTP client for the command line, built on the Courier library.",
+        usage: """
+            courier [METHOD] URL [ITEM ...] [OPTIONS]
+              courier demo
+            """,
         discussion: """
-            courier [METHOD] URL [ITEM ...] sends a request, in HTTPie's syntax:
-              courier :8080/get q==search X-Token:abc          GET with a query parameter and a header
-              courier httpbin.org/post name=bang n:=1          POST {"n": 1, "name": "bang"} as JSON
-              courier -d example.org/file.iso                  download with a progress bar
-            courier demo walks through the library against a server it starts on 127.0.0.1.
-            Run `courier request --help` for every request option.
+            Examples:
+              courier :8080/get q==search X-Token:abc    GET, a query parameter, a header
+              courier example.org/post name=bang n:=1    POST {"n":1,"name":"bang"} as JSON
+              courier -d example.org/file.iso            download with a progress bar
+              courier demo                               a tour of the library on 127.0.0.1
+            Every request option: courier request --help
             """,
         version: DefaultHeaders.courierVersion,
         subcommands: [RequestCommand.self, DemoCommand.self],

@@ -174,7 +174,7 @@ struct Demo {
             let problem = try JSONDecoder().decode(Problem.self, from: data)
             try Self.check(problem.fields["email"] != nil, "the problem document names no email field: \(problem)")
             return .passed([
-                "error       \(style.red(error.description))  (code \(error.errorCode))",
+                "error       \(style.red(error.description))",
                 "error body  \(problem.error): "
                     + problem.fields.sorted(by: { $0.key < $1.key }).map { "\($0.key) \($0.value)" }.joined(
                         separator: ", "),
@@ -204,7 +204,7 @@ struct Demo {
             let elapsed = ContinuousClock.now - started
             return .passed([
                 "GET /slow answers after 2 s; timeoutIntervalForRequest is 0.5 s",
-                "error       \(style.red(error.description)) after \(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) ms",
+                "error       \(style.red(error.description)) (after \(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) ms)",
             ])
         }
     }

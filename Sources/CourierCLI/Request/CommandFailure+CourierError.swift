@@ -31,7 +31,7 @@ extension CommandFailure {
                     + "starting at \(target)\(last)")
         case .cannotConnect(let host, let underlying, _):
             let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "could not connect to \(host.isEmpty ? hostPort : host)\(reason) (\(target))")
+            self.init(.failure, "could not connect to \(hostPort.isEmpty ? host : hostPort)\(reason) (\(target))")
         case .serverTrustEvaluationFailed(let host, let reason):
             self.init(.failure, "TLS: the certificate of \(host) was refused: \(reason) (\(target))")
         case .connectionLost(let underlying, _):
