@@ -38,7 +38,8 @@ struct RequestCommand: AsyncParsableCommand {
     var download = false
     @Option(name: [.short, .long], help: "Save the body to this file (implies --download).")
     var output: String?
-    @Flag(name: [.customShort("c"), .customLong("continue")], help: "Resume a partial download (Range: bytes=<size>-).")
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")], help: "Resume a partial download (Range: bytes=<size>-).")
     var resume = false
 
     @Option(help: "Seconds to wait for the response or the next bytes of it.")

@@ -120,7 +120,8 @@ struct Demo {
         ]
         let response = try await client().get("search", parameters: parameters, as: SearchEcho.self)
         let sent = response.request.url?.query ?? ""
-        let expected = "filter%5Bsince%5D=2024&filter%5Btags%5D%5B%5D=nio&filter%5Btags%5D%5B%5D=tls&page=2&q=swift%20http"
+        let expected =
+            "filter%5Bsince%5D=2024&filter%5Btags%5D%5B%5D=nio&filter%5Btags%5D%5B%5D=tls&page=2&q=swift%20http"
         try Self.check(sent == expected, "the query string was \(sent), expected \(expected)")
         try Self.check(response.value.query == sent, "the server saw \(response.value.query), Courier sent \(sent)")
         return .passed([
@@ -188,7 +189,8 @@ struct Demo {
         var lines: [String] = []
         for try await line in streamed.lines where !line.isEmpty {
             let event = try JSON(data: Data(line.utf8))
-            lines.append("line \(lines.count + 1)      \(style.cyan(line))  → event \(event["event"]?.stringValue ?? "?")")
+            lines.append(
+                "line \(lines.count + 1)      \(style.cyan(line))  → event \(event["event"]?.stringValue ?? "?")")
         }
         try Self.check(lines.count == 3, "expected 3 lines, read \(lines.count)")
         return .passed(lines)
@@ -228,7 +230,8 @@ struct Demo {
         let echo = try JSON(data: data)
         let received = Int64(echo["bytes"]?.intValue ?? -1)
         try Self.check(response.statusCode == 200, "the upload got \(response.statusCode)")
-        try Self.check(body.length == nil || received == body.length, "sent \(body.length ?? -1) bytes, got \(received)")
+        try Self.check(
+            body.length == nil || received == body.length, "sent \(body.length ?? -1) bytes, got \(received)")
         return .passed([
             "sent        2.0 MiB file + 1 field as \(multipart.value(forHTTPHeaderField: "Content-Type") ?? "")",
             "server got  \(received) bytes",

@@ -246,7 +246,8 @@ struct CLIExecutableTests {
         #expect(try basic.json()["authenticated"] as? Bool == true)
 
         let digest = try await CourierProcess.run([
-            "--auth", "user:pass", "--auth-type", "digest", "--check-status", try await url("digest-auth/auth/user/pass"),
+            "--auth", "user:pass", "--auth-type", "digest", "--check-status",
+            try await url("digest-auth/auth/user/pass"),
         ])
         #expect(digest.status == 0, "\(digest.stderr)")
 

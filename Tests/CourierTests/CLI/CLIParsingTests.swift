@@ -136,7 +136,8 @@ import Testing
 
     @Test func downloadNames() {
         #expect(FileDownload.fileName(fromContentDisposition: #"attachment; filename="report.json""#) == "report.json")
-        #expect(FileDownload.fileName(fromContentDisposition: "attachment; filename*=UTF-8''na%C3%AFve.txt") == "naïve.txt")
+        #expect(
+            FileDownload.fileName(fromContentDisposition: "attachment; filename*=UTF-8''na%C3%AFve.txt") == "naïve.txt")
         #expect(FileDownload.fileName(fromContentDisposition: #"attachment; filename="../../etc/passwd""#) == "passwd")
         #expect(FileDownload.fileName(fromContentDisposition: "inline") == nil)
         #expect(FileDownload.fileName(from: URL(string: "http://x/a/b.tar.gz?x=1")!) == "b.tar.gz")
