@@ -1,5 +1,5 @@
 /// The `courier` process's exit status, as HTTPie's: scripts test these numbers.
-public enum ExitStatus: Int32, Sendable, Hashable {
+enum ExitStatus: Int32, Sendable, Hashable {
     /// The exchange happened (whatever the status, unless `--check-status`).
     case success = 0
     /// Anything else went wrong: bad arguments, no connection, a file that cannot be read or written…
@@ -25,18 +25,18 @@ public enum ExitStatus: Int32, Sendable, Hashable {
 }
 
 /// A failure `courier` reports with a message and exits with.
-public struct CommandFailure: Error, Sendable, CustomStringConvertible {
+struct CommandFailure: Error, Sendable, CustomStringConvertible {
     /// The status to exit with.
-    public var status: ExitStatus
+    var status: ExitStatus
     /// What went wrong, naming the cause.
-    public var message: String
+    var message: String
 
     /// Creates a failure.
-    public init(_ status: ExitStatus = .failure, _ message: String) {
+    init(_ status: ExitStatus = .failure, _ message: String) {
         self.status = status
         self.message = message
     }
 
     /// The message.
-    public var description: String { message }
+    var description: String { message }
 }

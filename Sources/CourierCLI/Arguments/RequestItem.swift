@@ -11,9 +11,9 @@
 /// | `name@file` | file field: makes the request multipart (`name@file;type=image/png` sets its type) |
 ///
 /// A backslash escapes a separator character (`a\=b==c` is the query parameter `a=b` = `c`).
-public struct RequestItem: Sendable, Hashable {
+struct RequestItem: Sendable, Hashable {
     /// What the item is.
-    public enum Kind: Sendable, Hashable {
+    enum Kind: Sendable, Hashable {
         /// `name==value`.
         case query(String)
         /// `Header:value`.
@@ -35,18 +35,18 @@ public struct RequestItem: Sendable, Hashable {
     }
 
     /// The name before the separator, unescaped.
-    public var name: String
+    var name: String
     /// The separator and the value after it.
-    public var kind: Kind
+    var kind: Kind
 
     /// Creates an item.
-    public init(name: String, kind: Kind) {
+    init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind
     }
 
     /// Whether the item goes in the body (data, JSON and file fields).
-    public var isBodyField: Bool {
+    var isBodyField: Bool {
         switch kind {
         case .dataField, .dataFieldFile, .jsonField, .jsonFieldFile, .file: return true
         case .query, .header, .removeHeader, .emptyHeader: return false
@@ -59,7 +59,7 @@ public struct RequestItem: Sendable, Hashable {
     /// Parses an item; `nil` when it has no separator (so it cannot be an item).
     ///
     /// The separator is the first one in the text that is not escaped; at one position the longest one wins.
-    public static func parse(_ text: String) -> RequestItem? {
+    static func parse(_ text: String) -> RequestItem? {
         let characters = Array(text)
         var index = 0
         var name = ""

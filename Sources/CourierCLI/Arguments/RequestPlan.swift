@@ -1,7 +1,7 @@
 import Foundation
 
 /// How data fields go into the body.
-public enum BodyMode: String, Sendable, Hashable, CaseIterable {
+enum BodyMode: String, Sendable, Hashable, CaseIterable {
     /// A JSON object (HTTPie's default).
     case json
     /// `application/x-www-form-urlencoded`.
@@ -11,15 +11,15 @@ public enum BodyMode: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What `courier [METHOD] URL [ITEM ...]` asks for, before any file is read or request is built.
-public struct RequestPlan: Sendable, Hashable {
+struct RequestPlan: Sendable, Hashable {
     /// The method, upper-case.
-    public var method: String
+    var method: String
     /// The absolute URL, shorthands expanded, without the query items.
-    public var url: String
+    var url: String
     /// The items, in the order given.
-    public var items: [RequestItem]
+    var items: [RequestItem]
     /// How the body is written.
-    public var bodyMode: BodyMode
+    var bodyMode: BodyMode
 
     /// The methods recognised even when the argument after them could be an item.
     static let knownMethods: Set<String> = [
@@ -34,7 +34,7 @@ public struct RequestPlan: Sendable, Hashable {
     ///
     /// - Parameter requestedMode: `--json`, `--form` or `--multipart`, if given.
     /// - Throws: ``CommandFailure`` naming the argument that is wrong.
-    public init(arguments: [String], requestedMode: BodyMode?) throws {
+    init(arguments: [String], requestedMode: BodyMode?) throws {
         guard let first = arguments.first else {
             throw CommandFailure(.failure, "missing URL: usage is courier [METHOD] URL [ITEM ...]")
         }
@@ -78,7 +78,7 @@ public struct RequestPlan: Sendable, Hashable {
     /// without a scheme gets `http://`.
     ///
     /// - Throws: ``CommandFailure`` when the result is not an http or https URL with a host.
-    public static func expandURL(_ argument: String) throws -> String {
+    static func expandURL(_ argument: String) throws -> String {
         var text = argument
         if text.hasPrefix(":") {
             let rest = text.dropFirst()

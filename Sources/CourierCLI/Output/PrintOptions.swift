@@ -3,23 +3,23 @@
 /// The response body goes to standard output; the request and the response head go to standard error, so that
 /// `courier URL > file` saves exactly the body. With `--offline` everything goes to standard output, as the
 /// request is then the output.
-public struct PrintOptions: Sendable, Hashable {
+struct PrintOptions: Sendable, Hashable {
     /// `H`: the request line and headers.
-    public var requestHead = false
+    var requestHead = false
     /// `B`: the request body.
-    public var requestBody = false
+    var requestBody = false
     /// `h`: the response status line and headers.
-    public var responseHead = false
+    var responseHead = false
     /// `b`: the response body.
-    public var responseBody = false
+    var responseBody = false
 
     /// Nothing printed.
-    public init() {}
+    init() {}
 
     /// Parses letters from `HBhb`.
     ///
     /// - Throws: ``CommandFailure`` naming a letter that is not one of them.
-    public init(_ letters: String) throws {
+    init(_ letters: String) throws {
         for letter in letters {
             switch letter {
             case "H": requestHead = true
@@ -50,7 +50,7 @@ public struct PrintOptions: Sendable, Hashable {
 }
 
 /// `--pretty`: whether bodies are reformatted and coloured.
-public enum PrettyMode: String, Sendable, Hashable, CaseIterable {
+enum PrettyMode: String, Sendable, Hashable, CaseIterable {
     /// Format and colour on a terminal, neither when piped (the default).
     case auto
     /// Format and colour.

@@ -6,16 +6,16 @@ import Foundation
 #endif
 
 /// A `name@path` item: a file sent as a part of a multipart body.
-public struct FileField: Sendable, Hashable {
+struct FileField: Sendable, Hashable {
     /// The form field's name.
-    public var name: String
+    var name: String
     /// The file to send.
-    public var path: String
+    var path: String
     /// The part's type from `;type=`, or `nil` to guess it from the file name.
-    public var mimeType: String?
+    var mimeType: String?
 
     /// Creates a file field.
-    public init(name: String, path: String, mimeType: String?) {
+    init(name: String, path: String, mimeType: String?) {
         self.name = name
         self.path = path
         self.mimeType = mimeType

@@ -12,9 +12,9 @@ struct PreparedRequest: Sendable {
 }
 
 /// `--auth user:password` and `--auth-type`.
-public struct AuthOptions: Sendable, Hashable {
+struct AuthOptions: Sendable, Hashable {
     /// Basic is sent with the first request; Digest answers the server's challenge.
-    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+    enum Scheme: String, Sendable, Hashable, CaseIterable {
         /// HTTP Basic.
         case basic
         /// HTTP Digest.
@@ -22,14 +22,14 @@ public struct AuthOptions: Sendable, Hashable {
     }
 
     /// The credential.
-    public var credential: Credential
+    var credential: Credential
     /// How it is sent.
-    public var scheme: Scheme
+    var scheme: Scheme
 
     /// Parses `user:password`; the password may contain `:`.
     ///
     /// - Throws: ``CommandFailure`` when there is no `:`.
-    public init(_ text: String, scheme: Scheme) throws {
+    init(_ text: String, scheme: Scheme) throws {
         guard let colon = text.firstIndex(of: ":") else {
             throw CommandFailure(.failure, "--auth “\(text)” needs a password: use --auth user:password")
         }

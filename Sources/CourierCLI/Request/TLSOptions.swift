@@ -5,26 +5,26 @@ import Foundation
 ///
 /// Parsed and checked here (pins are base64 SHA-256 digests, files exist), and turned into the library's security
 /// policy in one place, ``apply(to:)``.
-public struct TLSOptions: Sendable, Hashable {
+struct TLSOptions: Sendable, Hashable {
     /// `--pin-public-key`: base64 SHA-256 digests of a SubjectPublicKeyInfo (as in HPKP and curl's
     /// `--pinnedpubkey sha256//…`).
-    public var pinnedPublicKeyHashes: [String] = []
+    var pinnedPublicKeyHashes: [String] = []
     /// `--pin-cert`: certificate files (PEM or DER); one of them must be in the server's chain.
-    public var pinnedCertificateFiles: [String] = []
+    var pinnedCertificateFiles: [String] = []
     /// `--cacert`: extra trusted roots (PEM or DER).
-    public var caCertificateFile: String?
+    var caCertificateFile: String?
     /// `--cert`: the client certificate chain (PEM).
-    public var clientCertificateFile: String?
+    var clientCertificateFile: String?
     /// `--key`: the client certificate's private key (PEM), when not in the `--cert` file.
-    public var clientKeyFile: String?
+    var clientKeyFile: String?
     /// `--insecure`: accept any certificate and host name.
-    public var insecure = false
+    var insecure = false
 
     /// No TLS options.
-    public init() {}
+    init() {}
 
     /// Whether no TLS flag was given (the platform's default trust applies).
-    public var isEmpty: Bool { self == TLSOptions() }
+    var isEmpty: Bool { self == TLSOptions() }
 
     /// The flags given, for messages.
     var flagNames: [String] {
@@ -41,7 +41,7 @@ public struct TLSOptions: Sendable, Hashable {
     /// Checks what can be checked without the network: pin syntax, files, flag combinations.
     ///
     /// - Throws: ``CommandFailure`` naming the flag and the value at fault.
-    public func validate() throws {
+    func validate() throws {
         for pin in pinnedPublicKeyHashes {
             let digest = pin.hasPrefix("sha256//") ? String(pin.dropFirst(8)) : pin
             guard let data = Data(base64Encoded: digest), data.count == 32 else {

@@ -184,6 +184,26 @@ struct CLIExecutableTests {
         #expect(withoutDownload.stderr.contains("--continue resumes a download"))
     }
 
+    @Test func aDownloadCutByATimeoutKeepsItsBytesAndContinues() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("slow.bin")
+        // 100 bytes every 0.4 s: the 0.3 s idle timeout cuts it after the first chunks.
+        let cut = try await CourierProcess.run([
+            "-o", file.path, "--timeout", "0.3", try await url("range/2000?duration=8&chunk_size=100"),
+        ])
+        #expect(cut.status == 2, "\(cut.stderr)")
+        let kept = try Data(contentsOf: file)
+        #expect(kept.count > 0 && kept.count < 2000)
+        #expect(
+            cut.stderr.contains("\(kept.count) bytes kept in \(file.path), resume with --continue"), "\(cut.stderr)")
+
+        let resumed = try await CourierProcess.run(["-o", file.path, "--continue", try await url("range/2000")])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("resumed at byte \(kept.count)"))
+        #expect(try Data(contentsOf: file) == Self.rangeBody(2000))
+    }
+
     @Test func progressBarOnlyWhenForced() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
