@@ -7,10 +7,7 @@ struct CourierCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "courier",
         abstract: "An HTTP client for the command line, built on the Courier library.",
-        usage: """
-            courier [METHOD] URL [ITEM ...] [OPTIONS]
-              courier demo
-            """,
+        usage: "courier [METHOD] URL [ITEM ...] [OPTIONS]    or    courier demo",
         discussion: """
             Examples:
               courier :8080/get q==search X-Token:abc    GET, a query parameter, a header

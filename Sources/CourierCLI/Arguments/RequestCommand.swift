@@ -8,11 +8,18 @@ struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
         abstract: "Send a request (the default command): courier [METHOD] URL [ITEM ...]",
+        usage: "courier [METHOD] URL [ITEM ...] [OPTIONS]",
         discussion: """
-            ITEMs: name==value (query), Header:value (header; Header: removes it), name=value (data field),
-            name:=json (raw JSON field), name=@file (field from a file's text), name:=@file (JSON from a file),
-            name@file (file field, multipart). URLs: :8080/x is http://localhost:8080/x; no scheme means http://.
-            Exit status: 0 ok, 1 error, 2 timeout, 3 too many redirects, 4/5 for a 4xx/5xx with --check-status.
+            Items:
+              name==value     query parameter
+              Header:value    header (Header: removes it, Header; sends it empty)
+              name=value      data field (user[name]=x and tags[]=a nest)
+              name:=json      raw JSON field (n:=1, ok:=true, tags:='["a"]')
+              name=@file      data field from a file's text (name:=@file: JSON from a file)
+              name@file       file field; makes the request multipart
+            URLs: :8080/x is http://localhost:8080/x; no scheme means http://.
+            Exit status: 0 ok, 1 error, 2 timeout, 3 too many redirects,
+            4 and 5 for a 4xx and a 5xx response with --check-status.
             """)
 
     @Argument(help: ArgumentHelp("[METHOD] URL [ITEM ...]", valueName: "arguments"))

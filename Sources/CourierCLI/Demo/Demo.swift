@@ -225,6 +225,7 @@ struct Demo {
             request, fields: [(name: "title", value: "courier demo")],
             files: [FileField(name: "file", path: file.path, mimeType: "application/octet-stream")])
         let manager = client()
+        manager.responseSerializer = HTTPResponseSerializer()
         let (response, data) = try await Upload.send(
             multipart, body: body, manager: manager, bar: ProgressBar(console: console, label: "upload"))
         let echo = try JSON(data: data)

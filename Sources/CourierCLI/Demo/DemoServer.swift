@@ -31,6 +31,9 @@ final class DemoServer: Sendable {
     }
 
     /// Starts the server with a generated file of `archiveSize` bytes.
+    // Lead: the HTTPS listener for the pinning steps goes here: a second ServerBootstrap on 127.0.0.1:0 with a
+    // NIOSSLServerHandler for a CourierFixtures chain, sharing DemoHandler, its URL and the leaf's SPKI hash kept
+    // on DemoServer for Demo's pinned-pass and pinned-refused steps.
     static func start(archiveSize: Int = 4 << 20) async throws -> DemoServer {
         var generator = SplitMix64(seed: 0xC0FFEE)
         var archive = Data(count: archiveSize)
