@@ -72,7 +72,12 @@ struct FileDownload {
         default:
             var body = Data()
             for try await chunk in streamed.chunks where body.count < 4096 { body.append(chunk) }
-            let text = String(decoding: body.prefix(4096), as: UTF8.self)
+            var text = String(decoding: body.prefix(4096), as: UTF8.self)
+            if (300..<400).contains(response.statusCode),
+                let location = response.value(forHTTPHeaderField: "Location")
+            {
+                text = "redirected to \(location): add --follow to follow redirects"
+            }
             throw CommandFailure(
                 ExitStatus.checking(statusCode: response.statusCode) == .success
                     ? .failure : ExitStatus.checking(statusCode: response.statusCode),
