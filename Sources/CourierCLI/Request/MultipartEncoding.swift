@@ -5,23 +5,6 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// A `name@path` item: a file sent as a part of a multipart body.
-struct FileField: Sendable, Hashable {
-    /// The form field's name.
-    var name: String
-    /// The file to send.
-    var path: String
-    /// The part's type from `;type=`, or `nil` to guess it from the file name.
-    var mimeType: String?
-
-    /// Creates a file field.
-    init(name: String, path: String, mimeType: String?) {
-        self.name = name
-        self.path = path
-        self.mimeType = mimeType
-    }
-}
-
 /// Turns fields and files into a multipart request: the only place `courier` (and `courier demo`) encode
 /// multipart form data.
 enum MultipartEncoding {
