@@ -120,6 +120,9 @@ struct CLIExecutableTests {
         #expect(pretty.stdout.contains("\n    \"args\": {\n        \"a\": \"1\"\n    },\n"), "\(pretty.stdout)")
         #expect(!pretty.stdout.contains("\u{1B}["))
 
+        let coloured = try await CourierProcess.run(["--pretty=all", try await url("get"), "a==1"])
+        #expect(coloured.stdout.contains("\u{1B}[34m\"args\"\u{1B}[0m: {"), "\(coloured.stdout)")
+
         let bad = try await CourierProcess.run(["--print=Hx", try await url("get")])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("“x” is not one of"))
