@@ -13,39 +13,8 @@ set -euo pipefail
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 WRK_SECONDS="${WRK_SECONDS:-5}"
 
-# --- tools ----------------------------------------------------------------------------------------------------
-missing=()
-command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-if ((${#missing[@]})); then
-    echo "installing: ${missing[*]}"
-    SUDO=""
-    [[ $(id -u) -eq 0 ]] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
-
-# --- nginx on a free port -------------------------------------------------------------------------------------
-WORK="$(mktemp -d /tmp/courier-bench.XXXXXX)"
-NGINX_PID=""
-cleanup() {
-    if [[ -n "$NGINX_PID" ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-PORT=""
-for _ in $(seq 1 50); do
-    candidate=$((20000 + RANDOM % 30000))
-    if port_is_free "$candidate"; then PORT="$candidate"; break; fi
-done
-[[ -n "$PORT" ]] || { echo "no free port found" >&2; exit 1; }
+source "$BENCH_DIR/common.sh"
+install_missing nginx wrk
 
 mkdir -p "$WORK/www" "$WORK/temp"
 # The worker may run as an unprivileged user (nobody) when nginx is started as root: let it read the files.
@@ -69,11 +38,7 @@ http {
     tcp_nopush on;
     keepalive_timeout 120s;
     keepalive_requests 1000000;
-    client_body_temp_path $WORK/temp/body;
-    proxy_temp_path $WORK/temp/proxy;
-    fastcgi_temp_path $WORK/temp/fastcgi;
-    uwsgi_temp_path $WORK/temp/uwsgi;
-    scgi_temp_path $WORK/temp/scgi;
+$(nginx_temp_paths)
     server {
         listen 127.0.0.1:$PORT;
         root $WORK/www;
@@ -82,13 +47,7 @@ http {
 }
 EOF
 
-"$NGINX" -c "$WORK/nginx.conf" -p "$WORK/" &
-NGINX_PID=$!
-for _ in $(seq 1 100); do
-    if ! port_is_free "$PORT"; then break; fi
-    kill -0 "$NGINX_PID" 2>/dev/null || { echo "nginx did not start:" >&2; cat "$WORK/error.log" >&2 || true; exit 1; }
-    sleep 0.05
-done
+start_nginx
 BASE_URL="http://127.0.0.1:$PORT/"
 echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json ($(wc -c <"$WORK/www/1k.json") bytes)"
 

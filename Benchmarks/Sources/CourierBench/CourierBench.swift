@@ -23,10 +23,16 @@ struct CourierBench {
                             (diagnostic kinds: transport-nio, transport-urlsession, ahc-nio-config)
                CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 3]
                             (where Courier's time goes, without a network)
+               CourierBench transfer upload|download|multipart courier|ahc --url URL --file PATH
+                            (one large transfer, timed; run by transfers.sh)
         """
 
     static func main() async {
         do {
+            if CommandLine.arguments.dropFirst().first == "transfer" {
+                try await Transfers.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
             let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
             try await run(options)
         } catch {

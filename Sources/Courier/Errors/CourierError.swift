@@ -60,6 +60,11 @@ public enum CourierError: Error, Sendable {
     /// The transport failed for another reason; the transport's error is underneath. Code -1.
     case requestFailed(underlyingError: (any Error)?, context: Context)
 
+    /// A multipart form could not be built or sent: a part's URL is not a file URL (`Expected URL to be a file
+    /// URL`), its file is missing or unreadable (`File URL not reachable.`), the method cannot carry a form, or a
+    /// streamed part's length differs from the one declared. Code -1000, as AFNetworking's.
+    case multipartEncodingFailed(reason: String, fileURL: URL?, underlyingError: (any Error)?)
+
     /// What is known about the exchange that failed.
     public struct Context: Sendable {
         /// The request that failed, once a session has attached it.
@@ -102,6 +107,7 @@ extension CourierError {
         case .badServerResponse: return -1011
         case .fileOperationFailed: return -3000
         case .requestFailed: return -1
+        case .multipartEncodingFailed: return -1000
         }
     }
 
@@ -114,7 +120,7 @@ extension CourierError {
             .badServerResponse(_, _, let context), .fileOperationFailed(_, _, let context),
             .requestFailed(_, let context):
             return context
-        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
+        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return nil
         }
     }
@@ -137,7 +143,8 @@ extension CourierError {
         case .parameterEncodingFailed(_, let error), .unacceptableStatusCode(_, _, let error),
             .responseSerializationFailed(_, _, let error), .cannotConnect(_, let error, _),
             .connectionLost(let error, _),
-            .badServerResponse(_, let error, _), .fileOperationFailed(_, let error, _), .requestFailed(let error, _):
+            .badServerResponse(_, let error, _), .fileOperationFailed(_, let error, _), .requestFailed(let error, _),
+            .multipartEncodingFailed(_, _, let error):
             return error
         case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,
             .tooManyRedirects:
@@ -188,7 +195,7 @@ extension CourierError {
         case .requestFailed(let underlying, var context):
             update(&context)
             return .requestFailed(underlyingError: underlying, context: context)
-        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed:
+        case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return self
         }
     }
@@ -227,6 +234,8 @@ extension CourierError: LocalizedError {
             return reason
         case .requestFailed(let error, _):
             return "The request failed: \(error.map { String(describing: $0) } ?? "unknown error")"
+        case .multipartEncodingFailed(let reason, _, _):
+            return reason
         }
     }
 
@@ -236,7 +245,7 @@ extension CourierError: LocalizedError {
         case .serverTrustEvaluationFailed(_, let reason): return reason
         case .parameterEncodingFailed(_, let error?), .responseSerializationFailed(_, _, let error?),
             .cannotConnect(_, let error?, _), .connectionLost(let error?, _), .badServerResponse(_, let error?, _),
-            .fileOperationFailed(_, let error?, _):
+            .fileOperationFailed(_, let error?, _), .multipartEncodingFailed(_, _, let error?):
             return String(describing: error)
         default: return nil
         }

@@ -103,8 +103,11 @@ final class ChunkHandoff: Sendable {
             }
             return (state.headWaiters, state.producer, state.consumer)
         }
-        let failure = error ?? CourierError.badServerResponse(
-            reason: "the response ended before its head arrived", underlyingError: nil, context: CourierError.Context())
+        let failure =
+            error
+            ?? CourierError.badServerResponse(
+                reason: "the response ended before its head arrived", underlyingError: nil,
+                context: CourierError.Context())
         headWaiters.forEach { $0.resume(throwing: failure) }
         producer?.resume(throwing: CancellationError())
         // A waiting consumer means the slot is empty: nothing is lost by ending it now.

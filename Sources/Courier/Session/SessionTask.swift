@@ -144,6 +144,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// Waits while the task is suspended; returns at once when it is running, canceling or completed.
     func waitWhileSuspended() async {
+        // The common case, once per body chunk: running, so no continuation is made.
+        guard mutable.withLock({ $0.state == .suspended }) else { return }
         await withCheckedContinuation { continuation in
             let proceed = mutable.withLock { state -> Bool in
                 guard state.state == .suspended else { return true }
@@ -197,7 +199,8 @@ public final class DownloadTask: SessionTask, @unchecked Sendable {
     /// when it cannot be continued (it has not started, it already finished, or the server sent no strong
     /// validator). `completion` runs once, before the task's completion handler.
     public func cancel(producingResumeData completion: @escaping @Sendable (Data?) -> Void) {
-        guard state == .running || state == .suspended, controller?.wantResumeData(for: self, handler: completion) == true
+        guard state == .running || state == .suspended,
+            controller?.wantResumeData(for: self, handler: completion) == true
         else {
             cancel()
             completion(nil)

@@ -68,6 +68,10 @@ public final class NIOTransport: Transport {
             if let data = body.data, data.count <= 64 * 1024 {
                 outgoing.body = .bytes(ByteBuffer(data: data))
                 sentWholeBodyUpFront = Int64(data.count)
+            } else if let file = body.file, let length = body.length {
+                let buffers = FileBuffers(
+                    url: file.url, chunkSize: file.chunkSize, length: length, progress: request.bodyProgress)
+                outgoing.body = .stream(buffers, length: .known(length))
             } else {
                 let chunks = try body.makeChunks()
                 let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
@@ -162,10 +166,82 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
         var sent: Int64 = 0
 
         mutating func next() async throws -> ByteBuffer? {
+            if sent > 0 { try await waitForQueuedWrites() }
             guard let chunk = try await base.next() else { return nil }
             sent += Int64(chunk.count)
             progress?(sent)
             return ByteBuffer(data: chunk)
         }
+    }
+}
+
+/// A file body read straight into `ByteBuffer`s (no `Data` in between), checking that the file keeps the length
+/// that was announced in `Content-Length`, as ``RequestBody/makeChunks()`` does.
+private struct FileBuffers: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let url: URL
+    let chunkSize: Int
+    let length: Int64
+    let progress: (@Sendable (Int64) -> Void)?
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: self)
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let source: FileBuffers
+        var handle: FileHandle?
+        var sent: Int64 = 0
+        var finished = false
+        let allocator = ByteBufferAllocator()
+
+        init(source: FileBuffers) {
+            self.source = source
+        }
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard !finished else { return nil }
+            if sent > 0 { try await waitForQueuedWrites() }
+            if handle == nil { handle = try FileHandle(forReadingFrom: source.url) }
+            guard let handle else { return nil }
+            let remaining = source.length - sent
+            // One byte past the announced end: reading it means the file grew.
+            let wanted = Int(Swift.min(Int64(source.chunkSize), Swift.max(remaining, 1)))
+            var buffer = allocator.buffer(capacity: wanted)
+            let descriptor = handle.fileDescriptor
+            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { pointer in
+                while true {
+                    let result = read(descriptor, pointer.baseAddress, wanted)
+                    if result >= 0 { return result }
+                    if errno != EINTR { throw IOError(errnoCode: errno, reason: "read") }
+                }
+            }
+            if count == 0 {
+                finished = true
+                try? handle.close()
+                guard remaining == 0 else {
+                    throw FileChangedError(url: source.url, expected: source.length, read: sent)
+                }
+                return nil
+            }
+            sent += Int64(count)
+            guard sent <= source.length else {
+                throw FileChangedError(url: source.url, expected: source.length, read: sent)
+            }
+            source.progress?(sent)
+            return buffer
+        }
+    }
+}
+
+/// Waits until every event loop has run what was queued on it so far.
+///
+/// AsyncHTTPClient hands each request-body buffer to the connection's event loop and asks for the next one at once;
+/// it pauses the body only after that loop has seen the socket fill up. A file (or any fast source) produces far
+/// faster than a socket drains, so without this wait megabytes pile up in the loop's queue. After it, a full socket
+/// has paused the body before more is read, and memory stays bounded by one buffer plus the channel's watermark.
+private func waitForQueuedWrites() async throws {
+    for loop in HTTPClient.defaultEventLoopGroup.makeIterator() {
+        try await loop.submit {}.get()
     }
 }

@@ -12,6 +12,9 @@ public struct RequestBody: Sendable {
     public let isReplayable: Bool
     /// The bytes, when the body is in memory: transports send these without streaming.
     public let data: Data?
+    /// The file and chunk size, when the body is a whole file: a transport may read it its own way (into its own
+    /// buffers), as long as it checks the length as ``makeChunks()`` does.
+    public let file: (url: URL, chunkSize: Int)?
     private let makeStream: @Sendable () throws -> DataChunks
 
     /// Creates a body from a factory that makes the chunks afresh each time it is called.
@@ -19,7 +22,19 @@ public struct RequestBody: Sendable {
         self.length = length
         self.isReplayable = isReplayable
         self.data = nil
+        self.file = nil
         self.makeStream = makeChunks
+    }
+
+    private init(file: URL, chunkSize: Int, length: Int64) {
+        self.length = length
+        self.isReplayable = true
+        self.data = nil
+        self.file = (file, chunkSize)
+        self.makeStream = {
+            let reader = try FileChunkReader(url: file, chunkSize: chunkSize, expectedLength: length)
+            return DataChunks(makeNext: { { try reader.next() } })
+        }
     }
 
     /// A body held in memory.
@@ -31,6 +46,7 @@ public struct RequestBody: Sendable {
         self.length = Int64(data.count)
         self.isReplayable = true
         self.data = data
+        self.file = nil
         self.makeStream = { DataChunks(data) }
     }
 
@@ -41,11 +57,7 @@ public struct RequestBody: Sendable {
     public static func file(_ url: URL, chunkSize: Int = 256 * 1024) throws -> RequestBody {
         guard url.isFileURL else { throw CourierError.invalidURL(url.absoluteString) }
         let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
-        let length = size?.int64Value ?? 0
-        return RequestBody(length: length, isReplayable: true) {
-            let reader = try FileChunkReader(url: url, chunkSize: chunkSize, expectedLength: length)
-            return DataChunks(makeNext: { { try reader.next() } })
-        }
+        return RequestBody(file: url, chunkSize: max(1, chunkSize), length: size?.int64Value ?? 0)
     }
 
     /// A body from an async sequence of chunks, which can be sent once.

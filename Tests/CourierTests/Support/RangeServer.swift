@@ -27,7 +27,10 @@ final class RangeServer: Sendable {
     /// The `Range` and `If-Range` headers of every request, in order.
     private let log: Locked<[(range: String?, ifRange: String?)]>
 
-    private init(channel: any Channel, port: Int, fileURL: URL, resource: Locked<Resource>, log: Locked<[(range: String?, ifRange: String?)]>) {
+    private init(
+        channel: any Channel, port: Int, fileURL: URL, resource: Locked<Resource>,
+        log: Locked<[(range: String?, ifRange: String?)]>
+    ) {
         self.channel = channel
         self.port = port
         self.fileURL = fileURL
@@ -123,7 +126,10 @@ private final class RangeHandler: ChannelInboundHandler {
             guard first < current.data.count else {
                 headers.add(name: "Content-Range", value: "bytes */\(current.data.count)")
                 headers.add(name: "Content-Length", value: "0")
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers))), promise: nil)
+                context.write(
+                    wrapOutboundOut(
+                        .head(HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers))),
+                    promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 return
             }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Large transfers: Courier (NIOTransport) and raw AsyncHTTPClient against curl, one process per transfer so that
+# each one's peak RSS is its own (see README.md, "Transfers").
+#
+#   bash Benchmarks/transfers.sh              # 1 GiB, 3 rounds, upload / download / multipart
+#   SIZE_MB=256 ROUNDS=1 bash Benchmarks/transfers.sh
+#
+# Installs nginx and curl with apt-get when missing; nginx on a free 127.0.0.1 port serves the file for downloads
+# and stores PUT bodies (WebDAV) for uploads. Everything is deleted on exit.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SIZE_MB="${SIZE_MB:-1024}"
+ROUNDS="${ROUNDS:-3}"
+
+source "$BENCH_DIR/common.sh"
+install_missing nginx curl
+
+mkdir -p "$WORK/www" "$WORK/temp" "$WORK/out"
+chmod 777 "$WORK" "$WORK/www" "$WORK/temp" "$WORK/out"
+echo "writing a ${SIZE_MB} MiB file of random bytes…"
+head -c "$((SIZE_MB * 1024 * 1024))" /dev/urandom >"$WORK/www/big.bin"
+chmod 644 "$WORK/www/big.bin"
+
+cat >"$WORK/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 64; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    client_max_body_size 0;
+$(nginx_temp_paths)
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+        location /upload/ {
+            root $WORK/out;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+        }
+    }
+}
+CONF
+start_nginx
+BASE="http://127.0.0.1:$PORT"
+
+echo "building CourierBench (release)…"
+swift build -c release --package-path "$BENCH_DIR" --product CourierBench >/dev/null
+BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+
+echo
+echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; nginx (1 worker) on the same cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "file:    ${SIZE_MB} MiB; curl $(curl --version | head -1 | cut -d' ' -f2); ${ROUNDS} round(s), median reported"
+echo
+
+# Runs a command, prints "<seconds> <peak RSS KiB>"; the command prints its own transfer time as seconds=<s>.
+measure() {
+    python3 - "$@" <<'PY'
+import re, resource, subprocess, sys
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+if out.returncode != 0:
+    sys.stderr.write(out.stderr + out.stdout)
+    sys.exit(out.returncode)
+match = re.search(r"seconds=([0-9.]+)", out.stdout)
+print(match.group(1) if match else "nan", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+
+run_case() {  # operation client
+    local op="$1" client="$2" target
+    case "$op" in
+        download) target="$WORK/out/downloaded.bin" ;;
+        *) target="$WORK/www/big.bin" ;;
+    esac
+    case "$client" in
+        curl)
+            case "$op" in
+                upload) measure curl -sS -f -T "$target" -o /dev/null -w 'seconds=%{time_total}\n' "$BASE/upload/u.bin" ;;
+                download) measure curl -sS -f -o "$target" -w 'seconds=%{time_total}\n' "$BASE/big.bin" ;;
+                multipart) measure curl -sS -f -X PUT -F "file=@$target" -o /dev/null -w 'seconds=%{time_total}\n' "$BASE/upload/m.bin" ;;
+            esac ;;
+        *)
+            case "$op" in
+                upload) measure "$BIN" transfer upload "$client" --url "$BASE/upload/u.bin" --file "$target" ;;
+                download) measure "$BIN" transfer download "$client" --url "$BASE/big.bin" --file "$target" ;;
+                multipart) measure "$BIN" transfer multipart "$client" --url "$BASE/upload/m.bin" --file "$target" ;;
+            esac ;;
+    esac
+    rm -f "$WORK/out/downloaded.bin" "$WORK/out/upload/u.bin" "$WORK/out/upload/m.bin"
+}
+
+declare -A results
+for round in $(seq 1 "$ROUNDS"); do
+    for op in upload download multipart; do
+        for client in curl ahc courier; do
+            [[ "$op" == multipart && "$client" == ahc ]] && continue
+            if line="$(run_case "$op" "$client")" && [[ -n "$line" ]]; then
+                results["$op/$client"]+="$line;"
+                read -r seconds rss <<<"$line"
+                printf 'round %d/%d  %-9s %-8s %8.0f MB/s  peak RSS %6.1f MB\n' "$round" "$ROUNDS" "$op" "$client" \
+                    "$(python3 -c "print($SIZE_MB*1.048576/$seconds)")" "$(python3 -c "print($rss/1024)")"
+            else
+                echo "round $round/$ROUNDS  $op $client: FAILED" >&2
+                results["$op/$client"]+="fail;"
+            fi
+        done
+    done
+done
+
+echo
+python3 - "$SIZE_MB" "$(for key in "${!results[@]}"; do echo "$key=${results[$key]}"; done)" <<'PY'
+import statistics, sys
+size_mb = float(sys.argv[1]) * 1.048576  # MB (10^6 bytes)
+rows = {}
+for line in sys.argv[2].splitlines():
+    key, values = line.split("=", 1)
+    samples = [v.split() for v in values.split(";") if v and v != "fail"]
+    if samples:
+        rows[key] = (statistics.median(size_mb / float(s) for s, _ in samples), max(int(r) for _, r in samples) / 1024)
+print(f"{'operation':10} {'client':8} {'MB/s':>8} {'peak RSS MB':>12} {'vs curl':>8}")
+ok = True
+for op in ("upload", "download", "multipart"):
+    curl = rows.get(f"{op}/curl", (float("nan"), 0))[0]
+    for client in ("curl", "ahc", "courier"):
+        if f"{op}/{client}" not in rows:
+            if client == "courier": ok = False
+            continue
+        rate, rss = rows[f"{op}/{client}"]
+        print(f"{op:10} {client:8} {rate:8.0f} {rss:12.1f} {rate / curl:7.2f}x")
+        if client == "courier":
+            ok = ok and rate >= 0.85 * curl and rss <= 64
+print()
+print("target: Courier >= 0.85x curl throughput and peak RSS <= 64 MB for every operation:", "PASS" if ok else "FAIL")
+PY

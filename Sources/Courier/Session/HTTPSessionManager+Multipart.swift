@@ -1,0 +1,132 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension SessionManager {
+    /// An upload task sending a multipart request's streamed body, not yet resumed.
+    public func uploadTask(
+        with multipart: MultipartRequest, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        completionHandler: TaskCompletionHandler?
+    ) -> UploadTask {
+        uploadTask(
+            with: multipart.urlRequest, body: multipart.body, progress: progress, completionHandler: completionHandler)
+    }
+}
+
+extension HTTPSessionManager {
+    /// The multipart request for a call: built by ``requestSerializer`` (see
+    /// ``RequestSerializer/multipartRequest(method:url:parameters:boundary:constructingBody:)``), then `headers` set
+    /// over the serializer's, as AFNetworking does (so they can even replace the `Content-Type`).
+    public func makeMultipartRequest(
+        method: String = "POST", urlString: String, parameters: Parameter? = nil,
+        headers: HTTPHeaders = HTTPHeaders(), boundary: String = MultipartFormData.randomBoundary(),
+        constructingBody: (inout MultipartFormData) throws -> Void
+    ) throws -> MultipartRequest {
+        var multipart = try requestSerializer.multipartRequest(
+            method: method, url: url(for: urlString), parameters: parameters, boundary: boundary,
+            constructingBody: constructingBody)
+        for field in headers { multipart.urlRequest.setValue(field.value, forHTTPHeaderField: field.name) }
+        return multipart
+    }
+
+    /// A multipart POST (`POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`), resumed.
+    ///
+    /// `constructingBody` runs before this returns. When the request cannot be built (a bad URL, a file part that
+    /// is not reachable…), `failure` is called with a `nil` task on the completion queue and the method returns
+    /// `nil`, before anything is sent.
+    @discardableResult
+    public func post(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        constructingBody: (inout MultipartFormData) throws -> Void,
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> UploadTask? {
+        let multipart: MultipartRequest
+        do {
+            multipart = try makeMultipartRequest(
+                urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
+        } catch {
+            (completionQueue ?? .main).async { failure?(nil, error) }
+            return nil
+        }
+        let taskBox = Locked<UploadTask?>(nil)
+        let task = uploadTask(with: multipart, progress: progress) { _, object, error in
+            guard let task = taskBox.value else { return }
+            if let error {
+                failure?(task, error)
+            } else {
+                success?(task, object)
+            }
+        }
+        taskBox.withLock { $0 = task }
+        task.resume()
+        return task
+    }
+
+    /// A multipart POST, serializing the response with `serializer`.
+    ///
+    /// The form builder comes last so it can be a trailing closure. Cancelling the calling Swift task cancels the
+    /// upload.
+    ///
+    /// - Throws: what building the form throws (before anything is sent), or ``CourierError`` with the request,
+    ///   response and body attached.
+    public func post<Serializer: ResponseSerializer>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        progress: (@Sendable (TaskProgress) -> Void)? = nil, serializer: Serializer,
+        constructingBody: (inout MultipartFormData) throws -> Void
+    ) async throws -> Response<Serializer.SerializedObject> {
+        let multipart = try makeMultipartRequest(
+            urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
+        return try await upload(
+            multipart.urlRequest, body: multipart.body, progress: progress, serializer: serializer)
+    }
+
+    /// A multipart POST, decoding the response body as `type` (JSON by default).
+    public func post<Value: Decodable & Sendable>(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        progress: (@Sendable (TaskProgress) -> Void)? = nil, as type: Value.Type,
+        decoder: any DataDecoder = JSONDecoder(), constructingBody: (inout MultipartFormData) throws -> Void
+    ) async throws -> Response<Value> {
+        try await post(
+            urlString, parameters: parameters, headers: headers, progress: progress,
+            serializer: DecodableResponseSerializer(type, decoder: decoder), constructingBody: constructingBody)
+    }
+
+    /// A multipart POST, parsing the response body as ``JSON``.
+    public func post(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        constructingBody: (inout MultipartFormData) throws -> Void
+    ) async throws -> Response<JSON?> {
+        try await post(
+            urlString, parameters: parameters, headers: headers, progress: progress,
+            serializer: JSONResponseSerializer(), constructingBody: constructingBody)
+    }
+
+    /// Sends `request` with `body` (data, a file, a stream or a multipart form) and serializes the response.
+    ///
+    /// A body of known length goes out with `Content-Length`, one of unknown length chunked (on
+    /// ``NIOTransport``). Cancelling the calling Swift task cancels the upload.
+    public func upload<Serializer: ResponseSerializer>(
+        _ request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        serializer: Serializer
+    ) async throws -> Response<Serializer.SerializedObject> {
+        let started = Date()
+        let task = UploadTask(request: request, controller: core)
+        let delegate = TaskDelegate(
+            serializer: serializer, uploadBody: body, uploadProgress: progress, downloadProgress: nil,
+            completion: nil, completionQueue: nil)
+        core.register(task, delegate: delegate)
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
+        guard let response = task.response else {
+            throw CourierError.badServerResponse(
+                reason: "no response", underlyingError: nil, context: .init(request: request))
+        }
+        return Response(
+            request: task.currentRequest ?? request, response: response, data: data, value: value,
+            metrics: Response.Metrics(start: started, end: Date()))
+    }
+}
