@@ -212,30 +212,40 @@ struct Demo {
     }
 
     func multipartUpload() async throws -> Outcome {
-        guard MultipartEncoding.isAvailable else {
-            return .skipped("MultipartFormData is not in this build of Courier")
-        }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-\(UUID()).bin")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("sample.bin")
         var generator = SplitMix64(seed: 7)
-        try Data((0..<(2 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        var request = URLRequest(url: server.baseURL.appendingPathComponent("upload"))
-        request.httpMethod = "POST"
+        let content = Data((0..<(2 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try content.write(to: file)
         let (multipart, body) = try MultipartEncoding.encode(
-            request, fields: [(name: "title", value: "courier demo")],
+            serializer: HTTPRequestSerializer(), method: "POST", url: server.baseURL.appendingPathComponent("upload"),
+            fields: [(name: "title", value: "courier demo")],
             files: [FileField(name: "file", path: file.path, mimeType: "application/octet-stream")])
         let manager = client()
         manager.responseSerializer = HTTPResponseSerializer()
         let (response, data) = try await Upload.send(
             multipart, body: body, manager: manager, bar: ProgressBar(console: console, label: "upload"))
         let echo = try JSON(data: data)
-        let received = Int64(echo["bytes"]?.intValue ?? -1)
+        let parts = echo["parts"]?.arrayValue ?? []
+        let filePart = parts.first { $0["name"]?.stringValue == "file" }
+        let expected = Self.sha256(content)
         try Self.check(response.statusCode == 200, "the upload got \(response.statusCode)")
         try Self.check(
-            body.length == nil || received == body.length, "sent \(body.length ?? -1) bytes, got \(received)")
+            parts.first?["name"]?.stringValue == "title" && parts.count == 2,
+            "the server found these parts: \(parts.map { $0["name"]?.stringValue ?? "?" })")
+        try Self.check(
+            filePart?["sha256"]?.stringValue == expected,
+            "the file part's SHA-256 is \(filePart?["sha256"]?.stringValue ?? "missing"), the file's is \(expected)")
+        try Self.check(
+            Int64(echo["bytes"]?.intValue ?? -1) == body.length,
+            "sent \(body.length ?? -1) bytes, the server got \(echo["bytes"]?.intValue ?? -1)")
         return .passed([
-            "sent        2.0 MiB file + 1 field as \(multipart.value(forHTTPHeaderField: "Content-Type") ?? "")",
-            "server got  \(received) bytes",
+            "sent        POST /upload  \(multipart.value(forHTTPHeaderField: "Content-Type") ?? "")",
+            "            \(body.length ?? 0) bytes: field title, file \(file.lastPathComponent) (2.0 MiB)",
+            "server got  parts " + parts.map { $0["name"]?.stringValue ?? "?" }.joined(separator: ", ")
+                + "; SHA-256 of the file part \(style.cyan(expected)) matches",
         ])
     }
 

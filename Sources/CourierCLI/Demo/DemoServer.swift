@@ -117,16 +117,42 @@ private final class DemoHandler: ChannelInboundHandler {
         case (.GET, "/files/archive.bin"):
             sendArchive(context, request)
         case (.POST, "/upload"):
-            let digest = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
-            sendJSON(
-                context, .ok,
+            let contentType = request.headers.first(name: "Content-Type") ?? ""
+            let parts = Self.multipartParts(body, contentType: contentType).map { part -> [String: Any] in
                 [
-                    "bytes": body.count, "contentType": request.headers.first(name: "Content-Type") ?? "",
-                    "sha256": digest,
-                ])
+                    "name": part.name, "filename": part.fileName ?? "", "bytes": part.body.count,
+                    "sha256": SHA256.hash(data: part.body).map { String(format: "%02x", $0) }.joined(),
+                ]
+            }
+            sendJSON(context, .ok, ["bytes": body.count, "contentType": contentType, "parts": parts])
         default:
             sendJSON(context, .notFound, ["error": "no route for \(request.method) \(path)"])
         }
+    }
+
+    /// The parts of a `multipart/form-data` body: just enough of RFC 7578 to check what the demo sent.
+    static func multipartParts(_ body: Data, contentType: String) -> [(name: String, fileName: String?, body: Data)] {
+        guard let range = contentType.range(of: "boundary=") else { return [] }
+        let boundary = Data(("--" + contentType[range.upperBound...].trimmingCharacters(in: ["\""])).utf8)
+        let headerEnd = Data("\r\n\r\n".utf8)
+        var parts: [(String, String?, Data)] = []
+        var cursor = body.startIndex
+        while let start = body.range(of: boundary, in: cursor..<body.endIndex) {
+            let partStart = start.upperBound + 2  // the CRLF after the boundary
+            guard partStart <= body.endIndex, let next = body.range(of: boundary, in: partStart..<body.endIndex),
+                let headers = body.range(of: headerEnd, in: partStart..<next.lowerBound)
+            else { break }
+            let head = String(decoding: body[partStart..<headers.lowerBound], as: UTF8.self)
+            let content = body[headers.upperBound..<(next.lowerBound - 2)]  // the CRLF before the boundary
+            parts.append((Self.parameter("name", in: head) ?? "", Self.parameter("filename", in: head), Data(content)))
+            cursor = next.lowerBound
+        }
+        return parts
+    }
+
+    private static func parameter(_ name: String, in head: String) -> String? {
+        guard let range = head.range(of: " \(name)=\"") else { return nil }
+        return String(head[range.upperBound...].prefix { $0 != "\"" })
     }
 
     private func createUser(_ context: ChannelHandlerContext) {

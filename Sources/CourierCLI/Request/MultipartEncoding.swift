@@ -5,32 +5,32 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Turns fields and files into a multipart request: the only place `courier` (and `courier demo`) encode
-/// multipart form data.
+/// Turns fields and files into a multipart request with Courier's ``MultipartFormData``: the only place `courier`
+/// (and `courier demo`) encode multipart form data.
 enum MultipartEncoding {
-    /// Whether ``encode(_:fields:files:)`` can encode; `courier demo` skips its multipart step otherwise.
-    // Lead: set to true when MultipartFormData is plugged in below.
-    static let isAvailable = false
-
-    /// `request` with a `multipart/form-data` content type and the body that goes with it, streamed from the files.
+    /// A `multipart/form-data` request built by `serializer`, and its body, streamed from the files when sent. Fields
+    /// come first in the order given, then the files; a file's type is its `;type=`, else guessed from its name.
     ///
-    /// - Throws: ``CommandFailure`` naming the file that cannot be read.
+    /// - Throws: ``CommandFailure`` naming the file that cannot be read, or the method that cannot carry a form.
     static func encode(
-        _ request: URLRequest, fields: [(name: String, value: String)], files: [FileField]
+        serializer: HTTPRequestSerializer, method: String, url: URL, fields: [(name: String, value: String)],
+        files: [FileField]
     ) throws -> (URLRequest, RequestBody) {
-        for file in files where !FileManager.default.isReadableFile(atPath: file.path) {
-            throw CommandFailure(.failure, "\(file.name)@\(file.path): the file does not exist or cannot be read")
+        do {
+            let multipart = try serializer.multipartRequest(method: method, url: url) { form in
+                for field in fields { form.append(Data(field.value.utf8), name: field.name) }
+                for file in files {
+                    let fileURL = URL(fileURLWithPath: file.path)
+                    try form.append(
+                        fileURL: fileURL, name: file.name, fileName: fileURL.lastPathComponent,
+                        mimeType: file.mimeType ?? MIMEType.mimeType(for: fileURL))
+                }
+            }
+            return (multipart.urlRequest, multipart.body)
+        } catch let error as CourierError {
+            guard case .multipartEncodingFailed(let reason, let fileURL, _) = error else { throw error }
+            let file = fileURL.map { "\($0.path): " } ?? ""
+            throw CommandFailure(.failure, "multipart form data: \(file)\(reason)")
         }
-        // Lead: plug in MultipartFormData here:
-        //   var form = MultipartFormData()
-        //   for field in fields { form.append(Data(field.value.utf8), name: field.name) }
-        //   for file in files { try form.append(fileURL: URL(fileURLWithPath: file.path), name: file.name, …mimeType) }
-        //   var request = request; request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        //   return (request, form.makeBody())
-        // The runner already sends a RequestBody through an upload task with a progress bar, and --offline prints it.
-        throw CommandFailure(
-            .failure,
-            "multipart form data (name@path items, --multipart) is not available yet: this build of Courier has no "
-                + "MultipartFormData")
     }
 }

@@ -52,9 +52,9 @@ enum RequestBuilder {
             let request = try http.request(method: plan.method, url: url, parameters: try parameters(plan))
             prepared = PreparedRequest(urlRequest: request, body: nil)
         case .multipart:
-            let request = http.applyingHeaders(to: try http.makeRequest(method: plan.method, url: url))
             let (multipart, body) = try MultipartEncoding.encode(
-                request, fields: try textFields(plan), files: fileFields(plan))
+                serializer: http, method: plan.method, url: url, fields: try textFields(plan),
+                files: fileFields(plan))
             prepared = PreparedRequest(urlRequest: multipart, body: body)
         }
 

@@ -14,6 +14,7 @@ struct CLIDemoTests {
             "error body  validation failed: email must be an address like ada@example.com",
             "line 3      {\"event\":\"done\",\"job\":7}  → event done",
             "CourierError -1001: The request timed out.",
+            "server got  parts title, file; SHA-256 of the file part",
             "Range: bytes=",
             "→ 206 Partial Content",
             "matches the server's",
@@ -23,8 +24,9 @@ struct CLIDemoTests {
             #expect(result.stdout.contains(line), "missing “\(line)” in:\n\(result.stdout)")
         }
         #expect(!result.stdout.contains("✗"))
-        #expect(result.stdout.components(separatedBy: "✓ passed").count - 1 >= 6)
-        // The download's progress bar went to standard error, forced since it is not a terminal here.
+        #expect(result.stdout.components(separatedBy: "✓ passed").count - 1 >= 7)
+        // The progress bars went to standard error, forced since it is not a terminal here.
+        #expect(result.stderr.contains("upload  [########################]  100%"))
         #expect(result.stderr.contains("archive.bin  [########################]  100%  4.0 MiB / 4.0 MiB"))
     }
 }

@@ -72,17 +72,43 @@ struct CLIExecutableTests {
         #expect(missing.stderr.contains("nope.txt"), "\(missing.stderr)")
     }
 
-    @Test func fileFieldsNeedMultipartWhichIsNotInThisBuildYet() async throws {
+    @Test func fileFieldsAreSentAsMultipartFormData() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("a.bin")
-        try Data([1, 2, 3]).write(to: file)
-        let result = try await CourierProcess.run([try await url("post"), "upload@\(file.path)"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("multipart"), "\(result.stderr)")
-        let json = try await CourierProcess.run(["--json", try await url("post"), "upload@\(file.path)"])
-        #expect(json.status == 1)
-        #expect(json.stderr.contains("cannot be used with --json"), "\(json.stderr)")
+        let file = directory.appendingPathComponent("notes.txt")
+        try Data(String(repeating: "line of text\n", count: 5000).utf8).write(to: file)
+
+        let result = try await CourierProcess.run(
+            [try await url("post"), "title=trip", "notes@\(file.path)"], environment: ["COURIER_FORCE_PROGRESS": "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try result.json()
+        #expect(json["form"] as? [String: String] == ["title": "trip"])
+        #expect(json["files"] as? [String: String] == ["notes": String(repeating: "line of text\n", count: 5000)])
+        let contentType = (json["headers"] as? [String: String])?["Content-Type"] ?? ""
+        #expect(contentType.hasPrefix("multipart/form-data; boundary="))
+        #expect(result.stderr.contains("upload  [########################]  100%"), "\(result.stderr)")
+
+        let fieldsOnly = try await CourierProcess.run(["--multipart", try await url("post"), "a=1"])
+        #expect(try fieldsOnly.json()["form"] as? [String: String] == ["a": "1"])
+
+        let offline = try await CourierProcess.run(["--offline", ":1/up", "a=1", "f@\(file.path);type=text/plain"])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        #expect(offline.stdout.hasPrefix("POST /up HTTP/1.1\n"))
+        #expect(offline.stdout.contains("Content-Type: multipart/form-data; boundary="))
+        #expect(offline.stdout.contains("Content-Disposition: form-data; name=\"f\"; filename=\"notes.txt\"\r\n"))
+        #expect(offline.stdout.contains("Content-Type: text/plain\r\n"))
+
+        let asJSON = try await CourierProcess.run(["--json", try await url("post"), "upload@\(file.path)"])
+        #expect(asJSON.status == 1)
+        #expect(asJSON.stderr.contains("cannot be used with --json"), "\(asJSON.stderr)")
+
+        let get = try await CourierProcess.run(["GET", try await url("get"), "upload@\(file.path)"])
+        #expect(get.status == 1)
+        #expect(get.stderr.contains("cannot be sent with GET"), "\(get.stderr)")
+
+        let missing = try await CourierProcess.run([try await url("post"), "upload@\(directory.path)/nope.bin"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("nope.bin"), "\(missing.stderr)")
     }
 
     @Test func offlinePrintsTheSerializedRequestAndSendsNothing() async throws {
