@@ -3,7 +3,10 @@ import Testing
 
 /// The `courier` executable, run as a process against httpbin: verbs, items, files, `--offline`, downloads with
 /// `--continue`, exit statuses and the forced progress bar. Standard output is a pipe here, so bodies come out raw.
-@Suite(.timeLimit(.minutes(3)))
+///
+/// Serialized: each test starts several processes, and running them all at once would load the machine enough to
+/// disturb the timing-sensitive tests of other suites.
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct CLIExecutableTests {
     func url(_ path: String) async throws -> String {
         try await HTTPBin.url(path).absoluteString
