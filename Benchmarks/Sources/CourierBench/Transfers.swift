@@ -149,6 +149,9 @@ struct FileChunks: AsyncSequence, Sendable {
 extension Transfers {
     /// The file as the one part of a multipart/form-data body, streamed.
     static func courierMultipart(_ manager: SessionManager, url: URL, file: URL) async throws -> (any Error)? {
-        throw BenchError(description: "multipart is not on this branch yet")
+        let multipart = try HTTPRequestSerializer().multipartRequest(method: "PUT", url: url) {
+            try $0.append(fileURL: file, name: "file")
+        }
+        return await complete { done in manager.uploadTask(with: multipart, completionHandler: done) }
     }
 }

@@ -114,19 +114,6 @@ extension HTTPSessionManager {
         _ request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
         serializer: Serializer
     ) async throws -> Response<Serializer.SerializedObject> {
-        let started = Date()
-        let task = UploadTask(request: request, controller: core)
-        let delegate = TaskDelegate(
-            serializer: serializer, uploadBody: body, uploadProgress: progress, downloadProgress: nil,
-            completion: nil, completionQueue: nil)
-        core.register(task, delegate: delegate)
-        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
-        guard let response = task.response else {
-            throw CourierError.badServerResponse(
-                reason: "no response", underlyingError: nil, context: .init(request: request))
-        }
-        return Response(
-            request: task.currentRequest ?? request, response: response, data: data, value: value,
-            metrics: Response.Metrics(start: started, end: Date()))
+        try await run(request, body: body, uploadProgress: progress, serializer: serializer)
     }
 }

@@ -39,6 +39,28 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         super.init(configuration: configuration, transport: transport)
     }
 
+    /// Sets the policy for hosts without their own, refusing a pinning policy unless ``baseURL`` is `https`, as
+    /// AFNetworking does (it raises; Courier throws).
+    ///
+    /// - Throws: ``SecurityPolicyError/pinningRequiresHTTPSBaseURL(_:)``.
+    open override func setSecurityPolicy(_ policy: SecurityPolicy) throws {
+        try checkPinningAllowed(policy)
+        try super.setSecurityPolicy(policy)
+    }
+
+    /// Sets the per-host table, refusing a pinning default policy unless ``baseURL`` is `https`.
+    ///
+    /// - Throws: ``SecurityPolicyError/pinningRequiresHTTPSBaseURL(_:)``.
+    open override func setSecurityPolicies(_ policies: SecurityPolicies) throws {
+        try checkPinningAllowed(policies.defaultPolicy)
+        try super.setSecurityPolicies(policies)
+    }
+
+    private func checkPinningAllowed(_ policy: SecurityPolicy) throws {
+        guard policy.pinningMode != .none, baseURL?.scheme?.lowercased() != "https" else { return }
+        throw SecurityPolicyError.pinningRequiresHTTPSBaseURL(baseURL?.absoluteString)
+    }
+
     /// RFC 3986 resolution's common case without Foundation's general (and slow) resolver: a relative path with no
     /// scheme, authority, dot segments or leading `/`, against a base whose path ends in `/`, is the base followed
     /// by the path. Anything else returns `nil` and takes the general route.
@@ -223,11 +245,20 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func send<Serializer: ResponseSerializer>(_ request: URLRequest, serializer: Serializer) async throws
         -> Response<Serializer.SerializedObject>
     {
+        try await run(request, body: nil, uploadProgress: nil, serializer: serializer)
+    }
+
+    /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.
+    func run<Serializer: ResponseSerializer>(
+        _ request: URLRequest, body: RequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        serializer: Serializer
+    ) async throws -> Response<Serializer.SerializedObject> {
         let started = Date()
-        let task = DataTask(request: request, controller: core)
+        let task =
+            body == nil ? DataTask(request: request, controller: core) : UploadTask(request: request, controller: core)
         let delegate = TaskDelegate(
-            serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
-            completionQueue: nil)
+            serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
+            completion: nil, completionQueue: nil)
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let response = task.response else {

@@ -14,6 +14,7 @@ final class SessionCore: TaskController {
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
+        var securityPolicies = SecurityPolicies()
     }
 
     struct Entry {
@@ -170,14 +171,15 @@ final class SessionCore: TaskController {
         var visited: Set<String> = []
         var redirects = 0
         var authenticationAttempts = 0
-        let hooks = settings.withLock { $0.hooks }
+        let (hooks, securityPolicies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
         while true {
             try checkCancellation(task)
             guard let url = request.url else { throw CourierError.invalidURL("") }
             visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
             task.mutable.withLock { $0.currentRequest = request }
-            let outgoing = makeTransportRequest(
+            var outgoing = makeTransportRequest(
                 request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
+            outgoing.securityPolicy = try securityPolicies.policy(for: url)
             delegate.touch()
             let response = try await transport.send(outgoing)
             delegate.touch()

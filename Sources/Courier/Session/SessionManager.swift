@@ -77,6 +77,33 @@ open class SessionManager: @unchecked Sendable {
         set { core.settings.withLock { $0.completionGroup = newValue } }
     }
 
+    /// The policy every `https` server's certificate chain must pass (`securityPolicy`); ``SecurityPolicy/default``
+    /// (the system's trust) by default. The same as ``securityPolicies``' default policy. Set it with
+    /// ``setSecurityPolicy(_:)``; it applies to requests sent from then on.
+    public var securityPolicy: SecurityPolicy {
+        core.settings.withLock { $0.securityPolicies.defaultPolicy }
+    }
+
+    /// The security policy for each host, and whether hosts without one are refused; set it with
+    /// ``setSecurityPolicies(_:)``.
+    public var securityPolicies: SecurityPolicies {
+        core.settings.withLock { $0.securityPolicies }
+    }
+
+    /// Sets the policy for hosts without their own (``securityPolicy``).
+    ///
+    /// - Throws: never here; ``HTTPSessionManager`` refuses a pinning policy without an `https` base URL.
+    open func setSecurityPolicy(_ policy: SecurityPolicy) throws {
+        core.settings.withLock { $0.securityPolicies.defaultPolicy = policy }
+    }
+
+    /// Sets the whole per-host table (``securityPolicies``).
+    ///
+    /// - Throws: never here; ``HTTPSessionManager`` refuses a pinning default policy without an `https` base URL.
+    open func setSecurityPolicies(_ policies: SecurityPolicies) throws {
+        core.settings.withLock { $0.securityPolicies = policies }
+    }
+
     // MARK: Tasks
 
     /// Every task not yet completed, in creation order.

@@ -4,6 +4,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The transport on AsyncHTTPClient (SwiftNIO): Courier's default on Linux.
 ///
@@ -35,6 +36,9 @@ public final class NIOTransport: Transport {
     /// The configuration the client was made with.
     public let configuration: Configuration
     private let client: HTTPClient
+    private let settings: HTTPClient.Configuration
+    /// One gate, with its own client, per origin and non-default security policy.
+    private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
 
     /// Creates a transport with its own connection pool on the shared event-loop group.
     public init(configuration: Configuration = Configuration()) {
@@ -48,6 +52,7 @@ public final class NIOTransport: Transport {
         settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
         settings.decompression =
             configuration.decompresses ? .enabled(limit: .ratio(configuration.decompressionRatioLimit)) : .disabled
+        self.settings = settings
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }
 
@@ -78,6 +83,7 @@ public final class NIOTransport: Transport {
                 outgoing.body = .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
             }
         }
+        let client = try await client(enforcing: request)
         let response: HTTPClientResponse
         do {
             response = try await client.execute(outgoing, deadline: .distantFuture)
@@ -107,6 +113,39 @@ public final class NIOTransport: Transport {
     /// Shuts the client down, waiting for its connections to close.
     public func shutdown() async {
         try? await client.shutdown()
+        for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
+    }
+
+    /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
+    /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
+    private func client(enforcing request: TransportRequest) async throws -> HTTPClient {
+        guard let gate = try trustGate(for: request) else { return client }
+        do {
+            try await gate.ensureTrusted()
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        // The evaluation does not stop for cancellation (other requests may be waiting for it); this request does.
+        if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
+        return gate.client
+    }
+
+    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
+    func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
+        guard request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault else { return nil }
+        guard let host = request.url.host, !host.isEmpty else {
+            throw CourierError.invalidURL(request.url.absoluteString)
+        }
+        let key = NIOTrustGate.Key(
+            host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy)
+        return try gates.withLock { gates in
+            if let gate = gates[key] { return gate }
+            let gate = try NIOTrustGate(
+                key: key, baseSettings: settings,
+                connectTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)))
+            gates[key] = gate
+            return gate
+        }
     }
 
     /// AsyncHTTPClient's and NIO's errors as ``CourierError``s.
@@ -128,6 +167,13 @@ public final class NIOTransport: Transport {
             default:
                 return .requestFailed(underlyingError: error, context: context)
             }
+        }
+        if let error = error as? NIOSSLError, case .handshakeFailed = error,
+            String(describing: error).contains("CERTIFICATE_VERIFY_FAILED")
+        {
+            // The platform's own verification (the default policy) refused the chain: -1202, as URLSession reports.
+            return .serverTrustEvaluationFailed(
+                host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
         }
         if let error = error as? HTTPParserError, error == .invalidEOFState {
             // The server closed the connection before the body it announced was complete.
@@ -164,9 +210,10 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
         var base: DataChunks.AsyncIterator
         let progress: (@Sendable (Int64) -> Void)?
         var sent: Int64 = 0
+        var brake = WriteQueueBrake()
 
         mutating func next() async throws -> ByteBuffer? {
-            if sent > 0 { try await waitForQueuedWrites() }
+            try await brake.waitForEarlierWrites()
             guard let chunk = try await base.next() else { return nil }
             sent += Int64(chunk.count)
             progress?(sent)
@@ -193,6 +240,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
         var handle: FileHandle?
         var sent: Int64 = 0
         var finished = false
+        var brake = WriteQueueBrake()
         let allocator = ByteBufferAllocator()
 
         init(source: FileBuffers) {
@@ -201,7 +249,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             guard !finished else { return nil }
-            if sent > 0 { try await waitForQueuedWrites() }
+            try await brake.waitForEarlierWrites()
             if handle == nil { handle = try FileHandle(forReadingFrom: source.url) }
             guard let handle else { return nil }
             let remaining = source.length - sent
@@ -234,14 +282,19 @@ private struct FileBuffers: AsyncSequence, Sendable {
     }
 }
 
-/// Waits until every event loop has run what was queued on it so far.
+/// Keeps a streamed request body at most two buffers ahead of the socket.
 ///
 /// AsyncHTTPClient hands each request-body buffer to the connection's event loop and asks for the next one at once;
 /// it pauses the body only after that loop has seen the socket fill up. A file (or any fast source) produces far
-/// faster than a socket drains, so without this wait megabytes pile up in the loop's queue. After it, a full socket
-/// has paused the body before more is read, and memory stays bounded by one buffer plus the channel's watermark.
-private func waitForQueuedWrites() async throws {
-    for loop in HTTPClient.defaultEventLoopGroup.makeIterator() {
-        try await loop.submit {}.get()
+/// faster than a socket drains, so without a brake megabytes pile up in the loop's queue. Before each buffer, this
+/// waits for a marker that was queued on every event loop just before the previous buffer was handed over: once it
+/// has run, the buffer before the previous one has been written or has paused the body. Reading the next buffer
+/// still overlaps with writing the previous one.
+private struct WriteQueueBrake {
+    private var markers: [EventLoopFuture<Void>] = []
+
+    mutating func waitForEarlierWrites() async throws {
+        for marker in markers { try await marker.get() }
+        markers = HTTPClient.defaultEventLoopGroup.makeIterator().map { $0.submit {} }
     }
 }

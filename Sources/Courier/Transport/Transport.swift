@@ -33,6 +33,10 @@ public struct TransportRequest: Sendable {
     public var body: RequestBody?
     /// Called with the total number of body bytes handed to the network so far.
     public var bodyProgress: (@Sendable (Int64) -> Void)?
+    /// The policy the server's certificate chain must pass before any byte of the request is written (`https`
+    /// only); ``SecurityPolicy/default`` leaves trust to the platform. A transport that cannot apply a non-default
+    /// policy must fail the request rather than ignore it.
+    public var securityPolicy: SecurityPolicy = .default
 
     /// Creates a request.
     public init(

@@ -124,6 +124,14 @@ public final class URLSessionTransport: Transport {
     ///   temporary file for a streamed body cannot be written, the body's own error (as `.requestFailed`) when it
     ///   cannot be read, and the mapped `URLError` otherwise.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        #if !canImport(Darwin)
+            // FoundationNetworking delivers no server-trust challenge: fail closed rather than ignore the policy.
+            if request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault {
+                throw CourierError.requestFailed(
+                    underlyingError: SecurityPolicyError.unsupportedByTransport("URLSessionTransport"),
+                    context: CourierError.Context())
+            }
+        #endif
         var urlRequest = URLRequest(
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.noTimeout)
         urlRequest.httpMethod = request.method
@@ -149,7 +157,9 @@ public final class URLSessionTransport: Transport {
             } else {
                 task = session.dataTask(with: urlRequest)
             }
-            delegate.register(task, url: request.url, bodyProgress: request.bodyProgress, uploadFile: uploadFile)
+            delegate.register(
+                task, url: request.url, bodyProgress: request.bodyProgress, uploadFile: uploadFile,
+                securityPolicy: request.securityPolicy)
             return task
         }
         guard let task = made else {
@@ -360,6 +370,10 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         var outcome: Result<Void, CourierError>?
         /// An authentication challenge ended the task: its cancellation is the end of the (lost) body.
         var endedByChallenge = false
+        /// The policy the server's chain must pass (Apple platforms; Linux refuses non-default policies earlier).
+        var securityPolicy = SecurityPolicy.default
+        /// Set when the server failed ``securityPolicy``: the task's error, instead of the cancellation.
+        var trustFailure: CourierError?
 
         init(task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?) {
             self.task = task
@@ -385,8 +399,12 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     // MARK: Called by the transport and the body
 
     /// Records a task before it is resumed.
-    func register(_ task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?) {
+    func register(
+        _ task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?,
+        securityPolicy: SecurityPolicy = .default
+    ) {
         let state = TaskState(task: task, url: url, bodyProgress: bodyProgress, uploadFile: uploadFile)
+        state.securityPolicy = securityPolicy
         tasks.withLock { $0[task.taskIdentifier] = state }
         if let uploadFile {
             statistics.withLock {
@@ -743,6 +761,27 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         let method = challenge.protectionSpace.authenticationMethod
+        #if canImport(Darwin)
+            if method == NSURLAuthenticationMethodServerTrust, let serverTrust = challenge.protectionSpace.serverTrust {
+                let policy = tasks.withLock { $0[task.taskIdentifier]?.securityPolicy } ?? .default
+                guard !policy.isDefault else {
+                    completionHandler(.performDefaultHandling, nil)
+                    return
+                }
+                let host = challenge.protectionSpace.host
+                let evaluation = policy.evaluation(of: serverTrust, forDomain: host)
+                if evaluation.isTrusted {
+                    completionHandler(.useCredential, URLCredential(trust: serverTrust))
+                } else {
+                    tasks.withLock {
+                        $0[task.taskIdentifier]?.trustFailure = .serverTrustEvaluationFailed(
+                            host: host, reason: evaluation.reason)
+                    }
+                    completionHandler(.cancelAuthenticationChallenge, nil)
+                }
+                return
+            }
+        #endif
         guard
             method == NSURLAuthenticationMethodHTTPBasic || method == NSURLAuthenticationMethodHTTPDigest
                 || method == NSURLAuthenticationMethodDefault
@@ -764,10 +803,14 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         if let file = tasks.withLock({ $0[id]?.uploadFile }) { try? FileManager.default.removeItem(at: file) }
         let found: Found? = tasks.withLock { tasks in
             guard let state = tasks[id] else { return nil }
-            let outcome: Result<Void, CourierError> =
-                state.endedByChallenge && state.headDelivered
-                ? .success(())
-                : error.map { .failure(URLSessionTransport.courierError($0, url: state.url)) } ?? .success(())
+            let outcome: Result<Void, CourierError>
+            if let trustFailure = state.trustFailure {
+                outcome = .failure(trustFailure)
+            } else if state.endedByChallenge && state.headDelivered {
+                outcome = .success(())
+            } else {
+                outcome = error.map { .failure(URLSessionTransport.courierError($0, url: state.url)) } ?? .success(())
+            }
             state.outcome = outcome
             let head = state.head
             let waiter = state.waiter

@@ -52,20 +52,32 @@ struct DownloadResumeTests {
         return (task, finished.value ?? Finished())
     }
 
-    /// Starts a download of `request` and cancels it with resume data once at least `bytes` have arrived.
+    /// Starts a download of `request` and cancels it with resume data as soon as progress reports at least `bytes`
+    /// (from the progress handler itself, so no timing is involved).
     func interruptedDownload(
         _ manager: SessionManager, _ request: URLRequest, after bytes: Int64
     ) async throws -> Data? {
         let outcome = Outcome()
-        let task = manager.downloadTask(with: request) { _, _, error in outcome.fulfill(error) }
-        task.resume()
-        while task.countOfBytesReceived < bytes, task.state != .completed {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let resumeData = await task.cancelProducingResumeData()
+        let task = Locked<DownloadTask?>(nil)
+        let resumeData = Locked<Data?>(nil)
+        let cancelled = Locked(false)
+        let made = manager.downloadTask(
+            with: request,
+            progress: { progress in
+                guard progress.completed >= bytes,
+                    cancelled.withLock({ flag in
+                        defer { flag = true }
+                        return !flag
+                    })
+                else { return }
+                task.withLock { $0 }?.cancel(producingResumeData: { data in resumeData.withLock { $0 = data } })
+            },
+            completionHandler: { _, _, error in outcome.fulfill(error) })
+        task.withLock { $0 = made }
+        made.resume()
         let error = try await outcome.value()
         #expect((error as? CourierError)?.errorCode == -999)
-        return resumeData
+        return resumeData.value
     }
 
     @Test(arguments: transports)
@@ -249,5 +261,50 @@ struct DownloadResumeTests {
         #expect(next.value(forHTTPHeaderField: "If-Range") == "Sun, 22 Nov 2026 05:00:00 GMT")
         let bare = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: nil, headerFields: [:]))
         #expect(DownloadResumeData.make(request: request, response: bare, file: file, bytesOnDisk: 42) == nil)
+    }
+
+    @Test(arguments: transports)
+    func asyncDownloadWritesTheFileAndThrowsForAnErrorStatus(transport: String) async throws {
+        let manager = HTTPSessionManager(
+            baseURL: try await HTTPBin.shared.url(), configuration: .ephemeral,
+            transport: TestTransports.make(transport))
+        let destination = Self.destination()
+        let progress = Locked([TaskProgress]())
+        let response = try await manager.download(
+            "range/5000", to: destination, progress: { value in progress.withLock { $0.append(value) } })
+        #expect(response.value == destination)
+        #expect(response.statusCode == 200)
+        #expect(try Data(contentsOf: destination) == Data((0..<5000).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
+        #expect(progress.value.last?.fractionCompleted == 1.0)
+        await #expect(throws: CourierError.self) {
+            _ = try await manager.download("status/404", to: destination)
+        }
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
+    @Test
+    func cancellingAnAsyncDownloadCancelsTheTask() async throws {
+        let server = try await RangeServer.start(Data(count: 1 << 20), chunkSize: 1024, chunkDelay: 0.01)
+        defer { Task { try await server.stop() } }
+        let manager = manager("NIOTransport")
+        defer { withExtendedLifetime(manager) {} }
+        let destination = Self.destination()
+        let download = Task { try await manager.download(URLRequest(url: server.fileURL), to: destination) }
+        while manager.downloadTasks.first.map({ $0.countOfBytesReceived == 0 }) ?? true {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        download.cancel()
+        let result = await download.result
+        #expect((result.failure as? CourierError)?.errorCode == -999)
+        #expect(manager.downloadTasks.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+}
+
+extension Result {
+    /// The error, if this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

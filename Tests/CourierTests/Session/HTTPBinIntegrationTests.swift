@@ -233,7 +233,8 @@ struct HTTPBinIntegrationTests {
         } throws: { error in
             (error as? CourierError)?.errorCode == -1001
         }
-        #expect(Date().timeIntervalSince(started) < 3)
+        // Well before the 5 s the server would take (the margin is for a loaded machine).
+        #expect(Date().timeIntervalSince(started) < 4.5)
 
         client.requestSerializer = HTTPRequestSerializer()
         let call = Task { try await client.get("delay/5") }

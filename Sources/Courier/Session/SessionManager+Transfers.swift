@@ -1,0 +1,100 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension SessionManager {
+    /// Downloads `request` into the file at `destination` and returns once it is there.
+    ///
+    /// The body is written to a temporary file as it arrives (constant memory), validated with the manager's
+    /// ``SessionManager/responseSerializer`` when it validates (an unacceptable status throws), then moved.
+    /// Cancelling the calling Swift task cancels the download and deletes the partial file; for a download that can
+    /// be continued later, use ``downloadTask(with:progress:destination:options:completionHandler:)`` and
+    /// ``DownloadTask/cancel(producingResumeData:)``.
+    ///
+    /// - Returns: the response, with `value` the file's URL (`data` is empty).
+    /// - Throws: ``CourierError``.
+    public func download(
+        _ request: URLRequest, to destination: URL,
+        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        progress: (@Sendable (TaskProgress) -> Void)? = nil
+    ) async throws -> Response<URL> {
+        try await awaitDownload(request: request) { completion in
+            downloadTask(
+                with: request, progress: progress, destination: { _, _ in destination }, options: options,
+                completionHandler: completion)
+        }
+    }
+
+    /// Continues the download `resumeData` describes into the file at `destination`; see
+    /// ``download(_:to:options:progress:)`` and ``DownloadResumeData``.
+    public func download(
+        resumingWith resumeData: Data, to destination: URL,
+        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        progress: (@Sendable (TaskProgress) -> Void)? = nil
+    ) async throws -> Response<URL> {
+        let request = (try? DownloadResumeData(data: resumeData))?.makeRequest()
+        return try await awaitDownload(request: request) { completion in
+            downloadTask(
+                withResumeData: resumeData, progress: progress, destination: { _, _ in destination },
+                options: options, completionHandler: completion)
+        }
+    }
+
+    private func awaitDownload(
+        request: URLRequest?, _ make: (@escaping TaskCompletionHandler) -> DownloadTask
+    ) async throws -> Response<URL> {
+        let started = Date()
+        let box = Locked<DownloadTask?>(nil)
+        let (response, url) = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(HTTPURLResponse?, URL?), any Error>) in
+                let task = make { response, object, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else {
+                        continuation.resume(returning: (response, object as? URL))
+                    }
+                }
+                box.withLock { $0 = task }
+                task.resume()
+                if Task.isCancelled { task.cancel() }
+            }
+        } onCancel: {
+            box.withLock { $0 }?.cancel()
+        }
+        let task = box.withLock { $0 }
+        guard let response, let url else {
+            throw CourierError.badServerResponse(
+                reason: "the download finished without a response or a file", underlyingError: nil,
+                context: CourierError.Context(request: request))
+        }
+        return Response(
+            request: task?.currentRequest ?? request ?? URLRequest(url: url), response: response, data: Data(),
+            value: url, metrics: Response.Metrics(start: started, end: Date()))
+    }
+}
+
+extension HTTPSessionManager {
+    /// GETs `urlString` (relative to ``baseURL``) and returns as soon as the head has arrived, with the body to read
+    /// as it arrives; see ``SessionManager/stream(_:acceptableStatusCodes:)``.
+    public func stream(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+    ) async throws -> StreamedResponse {
+        let request = try makeRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)
+        return try await stream(request, acceptableStatusCodes: acceptableStatusCodes)
+    }
+
+    /// GETs `urlString` (relative to ``baseURL``) into the file at `destination`; see
+    /// ``SessionManager/download(_:to:options:progress:)``.
+    public func download(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), to destination: URL,
+        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        progress: (@Sendable (TaskProgress) -> Void)? = nil
+    ) async throws -> Response<URL> {
+        let request = try makeRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)
+        return try await download(request, to: destination, options: options, progress: progress)
+    }
+}

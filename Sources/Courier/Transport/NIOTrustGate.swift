@@ -1,0 +1,220 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// Enforces one ``SecurityPolicy`` for one `https` origin on ``NIOTransport``: the design is in the Security article.
+///
+/// AsyncHTTPClient shows a connection initializer only the peer's leaf certificate, never its chain, and rejecting
+/// a connection there is safe only with `retryConnectionEstablishment` off (otherwise its pool crashes, "Backing off
+/// a connection that is unknown to us?"). So:
+///
+/// 1. Before the first request, the gate makes its own TLS handshake (NIOSSL with a custom verification callback,
+///    which sees the whole chain), evaluates the policy there, remembers the accepted leaf, and closes the
+///    connection. A refusal fails the request with -1202 at once: AsyncHTTPClient is never asked, nothing is sent.
+/// 2. Requests then go through the gate's own `HTTPClient` (its pool holds connections to this origin only, under
+///    this policy), whose NIOSSL verification is off (the gate is the verification) and whose connection
+///    initializers admit a connection only when it presents an accepted leaf. Presenting the same leaf means the
+///    server holds the same private key (TLS proves it in the handshake), so the earlier verdict applies. Any other
+///    leaf closes the connection and fails the request with -1202 before a byte is written, and the accepted
+///    leaves are forgotten, so the next request evaluates afresh.
+final class NIOTrustGate: Sendable {
+    struct Key: Hashable, Sendable {
+        var host: String
+        var port: Int
+        var policy: SecurityPolicy
+    }
+
+    /// The leaves evaluated and accepted, shared with the connection initializers.
+    final class AcceptedLeaves: Sendable {
+        let leaves = Locked(Set<Data>())
+    }
+
+    let key: Key
+    let client: HTTPClient
+    /// Internal for the tests, which plant a leaf to drive the connection-initializer path.
+    let accepted: AcceptedLeaves
+    private let probeContext: NIOSSLContext
+    private let connectTimeout: TimeAmount
+    private let probe = Locked<Task<Void, any Error>?>(nil)
+
+    init(key: Key, baseSettings: HTTPClient.Configuration, connectTimeout: TimeAmount) throws {
+        self.key = key
+        self.connectTimeout = connectTimeout
+        let identity: (chain: [NIOSSLCertificate], key: NIOSSLPrivateKey)?
+        do {
+            identity = try key.policy.clientCertificate?.makeNIOSSLIdentity()
+        } catch {
+            throw CourierError.requestFailed(underlyingError: error, context: CourierError.Context())
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let identity {
+            tls.certificateChain = identity.chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(identity.key)
+        }
+        // The probe's callback replaces NIOSSL's verification; it is only called when verification is on.
+        var probeTLS = tls
+        probeTLS.certificateVerification = .fullVerification
+        do {
+            probeContext = try NIOSSLContext(configuration: probeTLS)
+        } catch {
+            throw CourierError.requestFailed(underlyingError: error, context: CourierError.Context())
+        }
+
+        let accepted = AcceptedLeaves()
+        self.accepted = accepted
+        let host = key.host
+        let check: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+            Self.admit(channel, accepted: accepted, host: host)
+        }
+        var settings = baseSettings
+        tls.certificateVerification = .none  // the gate verified the leaf; see the type's comment
+        settings.tlsConfiguration = tls
+        // Required: rejecting a connection in an initializer while retries are on crashes AsyncHTTPClient's pool.
+        settings.connectionPool.retryConnectionEstablishment = false
+        settings.http1_1ConnectionDebugInitializer = check
+        settings.http2ConnectionDebugInitializer = check
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+    }
+
+    deinit {
+        _ = client.shutdown()
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// Returns once a leaf of this origin has passed the policy; evaluates (one handshake) when none has.
+    ///
+    /// - Throws: ``CourierError/serverTrustEvaluationFailed(host:reason:)`` when the chain fails the policy;
+    ///   connection errors as NIO reports them.
+    func ensureTrusted() async throws {
+        if !accepted.leaves.withLock({ $0.isEmpty }) { return }
+        let task = probe.withLock { running -> Task<Void, any Error> in
+            if let running { return running }
+            let task = Task { try await self.evaluateOnce() }
+            running = task
+            return task
+        }
+        defer { probe.withLock { if $0 == task { $0 = nil } } }
+        try await task.value
+    }
+
+    /// Admits a pooled connection whose leaf was accepted; closes any other (on the event loop, before AsyncHTTPClient
+    /// hands the connection to a request).
+    private static func admit(_ channel: any Channel, accepted: AcceptedLeaves, host: String) -> EventLoopFuture<Void> {
+        let leaf: Data?
+        if channel.eventLoop.inEventLoop {
+            leaf = (try? channel.pipeline.syncOperations.nioSSL_peerCertificate()?.toDERBytes()).map { Data($0) }
+        } else {
+            return channel.nioSSL_peerCertificate().flatMap { certificate in
+                let leaf = (try? certificate?.toDERBytes()).map { Data($0) }
+                return verdict(leaf, channel: channel, accepted: accepted, host: host)
+            }
+        }
+        return verdict(leaf, channel: channel, accepted: accepted, host: host)
+    }
+
+    private static func verdict(
+        _ leaf: Data?, channel: any Channel, accepted: AcceptedLeaves, host: String
+    ) -> EventLoopFuture<Void> {
+        if let leaf, accepted.leaves.withLock({ $0.contains(leaf) }) {
+            return channel.eventLoop.makeSucceededVoidFuture()
+        }
+        accepted.leaves.withLock { $0.removeAll() }
+        channel.close(promise: nil)  // otherwise the rejected connection stays open
+        return channel.eventLoop.makeFailedFuture(
+            CourierError.serverTrustEvaluationFailed(
+                host: host,
+                reason: "the server presented a certificate other than the one evaluated for this host; it will be "
+                    + "evaluated again on the next request"))
+    }
+
+    /// One TLS handshake to the origin, the policy evaluated over the full chain inside it.
+    private func evaluateOnce() async throws {
+        let host = key.host
+        let policy = key.policy
+        let outcome = Locked<(evaluation: TrustEvaluation, leaf: Data?)?>(nil)
+        let sniHost = TrustEvaluator.ipAddressBytes(host) == nil ? host : nil
+        let context = probeContext
+        let handshakeDone = Locked<EventLoopFuture<Void>?>(nil)
+        let bootstrap = ClientBootstrap(group: HTTPClient.defaultEventLoopGroup)
+            .connectTimeout(connectTimeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler = try NIOSSLClientHandler(
+                        context: context, serverHostname: sniHost,
+                        customVerificationCallback: { certificates, promise in
+                            let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
+                            let evaluation = policy.evaluation(
+                                of: ServerTrust(certificateChain: chain), forDomain: host)
+                            outcome.withLock { $0 = (evaluation, chain.first) }
+                            promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
+                        })
+                    let promise = channel.eventLoop.makePromise(of: Void.self)
+                    handshakeDone.withLock { $0 = promise.futureResult }
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: promise))
+                }
+            }
+        let channel = try await bootstrap.connect(host: host, port: key.port).get()
+        let timeout = channel.eventLoop.scheduleTask(in: connectTimeout) { channel.close(promise: nil) }
+        let handshake: Result<Void, any Error>
+        do {
+            guard let done = handshakeDone.withLock({ $0 }) else { throw ChannelError.ioOnClosedChannel }
+            try await done.get()
+            handshake = .success(())
+        } catch {
+            handshake = .failure(error)
+        }
+        timeout.cancel()
+        try? await channel.close()
+        guard let (evaluation, leaf) = outcome.withLock({ $0 }) else {
+            // No chain was seen: the handshake failed before it (not TLS, a protocol error, a timeout).
+            if case .failure(let error) = handshake { throw error }
+            throw CourierError.serverTrustEvaluationFailed(host: host, reason: "the server sent no certificate")
+        }
+        guard evaluation.isTrusted, let leaf else {
+            throw CourierError.serverTrustEvaluationFailed(host: host, reason: evaluation.reason)
+        }
+        accepted.leaves.withLock { _ = $0.insert(leaf) }
+    }
+}
+
+/// Completes its promise when the TLS handshake on its channel has finished or failed.
+private final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    private var promise: EventLoopPromise<Void>?
+
+    init(promise: EventLoopPromise<Void>) {
+        self.promise = promise
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            promise?.succeed(())
+            promise = nil
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise?.fail(error)
+        promise = nil
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise?.fail(ChannelError.eof)
+        promise = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        promise?.fail(ChannelError.ioOnClosedChannel)
+        promise = nil
+    }
+}
