@@ -47,15 +47,10 @@ struct Demo {
             Step(title: "A request timeout", run: timeout),
             Step(title: "Multipart upload of a generated file, with a progress bar", run: multipartUpload),
             Step(title: "A download interrupted, then resumed; SHA-256 checked", run: resumedDownload),
-            // Lead: plug in the HTTPS steps here: a NIOSSL server on a second loopback port with a chain from
-            // CourierFixtures, then a request whose SecurityPolicy pins the leaf's public key (passes) and one
-            // pinning another key (refused with CourierError.serverTrustEvaluationFailed naming host and pins).
-            Step(title: "HTTPS with a pinned public key that matches", run: { .skipped(Self.noSecurityPolicy) }),
-            Step(title: "HTTPS with a pin that does not match: refused", run: { .skipped(Self.noSecurityPolicy) }),
+            Step(title: "HTTPS with a pinned public key that matches", run: pinnedPasses),
+            Step(title: "HTTPS with a pin that does not match: refused", run: pinnedRefused),
         ]
     }
-
-    static let noSecurityPolicy = "SecurityPolicy is not in this build of Courier"
 
     /// Runs every step, printing as it goes; `false` after the first failure.
     func run() async -> Bool {
@@ -329,6 +324,43 @@ struct Demo {
             "resumed     Range: \(range), If-Range: \(partial.entityTag ?? "none") → \(status) Partial Content",
             "SHA-256     \(style.cyan(actual)) matches the server's",
         ])
+    }
+
+    /// A client for the HTTPS listener that trusts the demo's root and pins `pin` (base64 SHA-256 of an SPKI).
+    func pinnedClient(pin: String) throws -> HTTPSessionManager {
+        let client = HTTPSessionManager(baseURL: server.httpsBaseURL, configuration: .ephemeral)
+        client.completionQueue = queue
+        var policy = try SecurityPolicy(pinnedPublicKeyHashesBase64: [pin])
+        policy.additionalTrustedCertificates = [server.chain.root.der]
+        try client.setSecurityPolicy(policy)
+        return client
+    }
+
+    func pinnedPasses() async throws -> Outcome {
+        let pin = server.chain.leaf.publicKeyHashBase64
+        let response = try await pinnedClient(pin: pin).get("search", parameters: ["q": "pinned"], as: SearchEcho.self)
+        try Self.check(response.value.query == "q=pinned", "the server saw \(response.value.query)")
+        return .passed([
+            "server      \(server.httpsBaseURL.absoluteString), chain made at start: leaf ← intermediate ← root",
+            "policy      trust the demo's root; pin the leaf's public key sha256//\(style.cyan(pin))",
+            "received    \(response.statusCode) over TLS; the server saw \(response.value.query)",
+        ])
+    }
+
+    func pinnedRefused() async throws -> Outcome {
+        let otherKey = P256.Signing.PrivateKey().publicKey.derRepresentation
+        let pin = Data(SHA256.hash(data: otherKey)).base64EncodedString()
+        do {
+            let response = try await pinnedClient(pin: pin).get("search", parameters: ["q": "refused"])
+            throw CommandFailure(.failure, "a request with a wrong pin got \(response.statusCode)")
+        } catch let error as CourierError {
+            guard case .serverTrustEvaluationFailed(let host, let reason) = error else { throw error }
+            return .passed([
+                "policy      pin another key, sha256//\(pin)",
+                "refused     \(style.red(error.description))",
+                "host        \(host); reason: \(reason)",
+            ])
+        }
     }
 
     static func sha256(_ data: Data) -> String {

@@ -1,11 +1,14 @@
+import CourierFixtures
 import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
-/// The server `courier demo` talks to: HTTP/1.1 on 127.0.0.1 with a free port, in this process, nothing else on the
-/// network.
+/// The server `courier demo` talks to: HTTP/1.1 on 127.0.0.1 with a free port, and the same routes over HTTPS on a
+/// second port with a certificate chain made at start (root → intermediate → leaf for 127.0.0.1 and localhost). In
+/// this process, nothing else on the network.
 ///
 /// Routes:
 /// - `GET /search`: echoes the raw query string and its decoded pairs, in order;
@@ -18,49 +21,74 @@ import NIOPosix
 final class DemoServer: Sendable {
     /// `http://127.0.0.1:<port>/`.
     let baseURL: URL
+    /// `https://127.0.0.1:<port>/`.
+    let httpsBaseURL: URL
+    /// The chain the HTTPS listener presents; its root is trusted by nobody but the demo.
+    let chain: CertificateChain
     /// The file served at `/files/archive.bin`.
     let archive: Data
     /// The file's entity tag.
     static let archiveTag = "\"archive-v1\""
-    private let channel: any Channel
+    private let channels: [any Channel]
 
-    private init(channel: any Channel, baseURL: URL, archive: Data) {
-        self.channel = channel
+    private init(channels: [any Channel], baseURL: URL, httpsBaseURL: URL, chain: CertificateChain, archive: Data) {
+        self.channels = channels
         self.baseURL = baseURL
+        self.httpsBaseURL = httpsBaseURL
+        self.chain = chain
         self.archive = archive
     }
 
-    /// Starts the server with a generated file of `archiveSize` bytes.
-    // Lead: the HTTPS listener for the pinning steps goes here: a second ServerBootstrap on 127.0.0.1:0 with a
-    // NIOSSLServerHandler for a CourierFixtures chain, sharing DemoHandler, its URL and the leaf's SPKI hash kept
-    // on DemoServer for Demo's pinned-pass and pinned-refused steps.
+    /// Starts both listeners, with a generated file of `archiveSize` bytes.
     static func start(archiveSize: Int = 4 << 20) async throws -> DemoServer {
         var generator = SplitMix64(seed: 0xC0FFEE)
         var archive = Data(count: archiveSize)
         archive.withUnsafeMutableBytes { buffer in
             for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: generator.next()) }
         }
-        let file = archive
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let chain = try CertificateChain.make(name: "courier demo")
+        let certificates = try NIOSSLCertificate.fromPEMBytes(Array(chain.fullChainPEM.utf8))
+        let key = try NIOSSLPrivateKey(bytes: Array(chain.leaf.privateKeyPEM.utf8), format: .pem)
+        let tls = try NIOSSLContext(
+            configuration: .makeServerConfiguration(
+                certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key)))
+        let plain = try await listen(archive: archive, tls: nil)
+        let secure: any Channel
+        do {
+            secure = try await listen(archive: archive, tls: tls)
+        } catch {
+            try? await plain.close()
+            throw error
+        }
+        guard let port = plain.localAddress?.port, let securePort = secure.localAddress?.port,
+            let url = URL(string: "http://127.0.0.1:\(port)/"),
+            let httpsURL = URL(string: "https://127.0.0.1:\(securePort)/")
+        else {
+            try? await plain.close()
+            try? await secure.close()
+            throw CommandFailure(.failure, "the demo server could not bind a port on 127.0.0.1")
+        }
+        return DemoServer(
+            channels: [plain, secure], baseURL: url, httpsBaseURL: httpsURL, chain: chain, archive: archive)
+    }
+
+    private static func listen(archive: Data, tls: NIOSSLContext?) async throws -> any Channel {
+        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(DemoHandler(archive: file))
+                    try channel.pipeline.syncOperations.addHandler(DemoHandler(archive: archive))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/") else {
-            try? await channel.close()
-            throw CommandFailure(.failure, "the demo server could not bind a port on 127.0.0.1")
-        }
-        return DemoServer(channel: channel, baseURL: url, archive: archive)
     }
 
     /// Stops listening.
     func stop() async {
-        try? await channel.close()
+        for channel in channels { try? await channel.close() }
     }
 }
 

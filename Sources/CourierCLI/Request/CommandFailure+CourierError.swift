@@ -33,7 +33,7 @@ extension CommandFailure {
             let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
             self.init(.failure, "could not connect to \(hostPort.isEmpty ? host : hostPort)\(reason) (\(target))")
         case .serverTrustEvaluationFailed(let host, let reason):
-            self.init(.failure, "TLS: the certificate of \(host) was refused: \(reason) (\(target))")
+            self.init(.failure, "TLS: the certificate chain of \(host) was refused: \(reason) (\(target))")
         case .connectionLost(let underlying, _):
             let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
             self.init(.failure, "the connection to \(hostPort) was lost before the response was complete\(reason)")

@@ -66,19 +66,56 @@ struct TLSOptions: Sendable, Hashable {
 
     /// Makes `manager` apply the options to every HTTPS connection; nothing when no TLS flag was given.
     ///
-    /// - Throws: ``CommandFailure`` while the library has no security policy.
+    /// - Throws: ``CommandFailure`` naming the file or value that could not be used.
     func apply(to manager: SessionManager) throws {
-        guard !isEmpty else { return }
-        // Lead: plug in SecurityPolicy here. Build one policy from the options and set it on the manager:
-        //   pins → SecurityPolicy(pinnedPublicKeyHashesBase64:) (strip a "sha256//" prefix),
-        //   --pin-cert → pinningMode .certificate with SecurityPolicy.certificates(inFile:),
-        //   --cacert → additionalTrustedCertificates, --cert/--key → ClientCertificate(pemCertificateFile:…),
-        //   --insecure → allowInvalidCertificates + validatesDomainName = false;
-        //   then `try manager.setSecurityPolicy(policy)`. Refusals surface as
-        //   CourierError.serverTrustEvaluationFailed, which CommandFailure(error:) already reports with host and reason.
-        throw CommandFailure(
-            .failure,
-            "\(flagNames.joined(separator: ", ")): TLS options are not available yet: this build of Courier has no "
-                + "security policy")
+        guard let policy = try makePolicy() else { return }
+        do {
+            try manager.setSecurityPolicy(policy)
+        } catch {
+            throw CommandFailure(.failure, "\(flagNames.joined(separator: ", ")): \(error)")
+        }
+    }
+
+    /// The security policy for the options, or `nil` for none (the platform's default trust).
+    ///
+    /// Public-key pins (and the keys of `--pin-cert` certificates) use public-key pinning; `--pin-cert` alone pins
+    /// the certificates themselves. `--cacert` adds trust anchors without pinning; `--insecure` accepts any chain
+    /// and name.
+    func makePolicy() throws -> SecurityPolicy? {
+        guard !isEmpty else { return nil }
+        let hashes = pinnedPublicKeyHashes.map { $0.hasPrefix("sha256//") ? String($0.dropFirst(8)) : $0 }
+        var policy = try convert("--pin-public-key") { try SecurityPolicy(pinnedPublicKeyHashesBase64: hashes) }
+        policy.pinningMode = hashes.isEmpty ? (pinnedCertificateFiles.isEmpty ? .none : .certificate) : .publicKey
+        for path in pinnedCertificateFiles {
+            let certificates = try convert("--pin-cert \(path)") {
+                try SecurityPolicy.certificates(inFile: URL(fileURLWithPath: path))
+            }
+            policy.pinnedCertificates.formUnion(certificates)
+        }
+        if let caCertificateFile {
+            policy.additionalTrustedCertificates = try convert("--cacert \(caCertificateFile)") {
+                try SecurityPolicy.certificates(inFile: URL(fileURLWithPath: caCertificateFile))
+            }
+        }
+        if let clientCertificateFile {
+            policy.clientCertificate = try convert("--cert \(clientCertificateFile)") {
+                try ClientCertificate(
+                    pemCertificateFile: URL(fileURLWithPath: clientCertificateFile),
+                    privateKeyFile: clientKeyFile.map { URL(fileURLWithPath: $0) })
+            }
+        }
+        if insecure {
+            policy.allowInvalidCertificates = true
+            policy.validatesDomainName = false
+        }
+        return policy
+    }
+
+    private func convert<Value>(_ flag: String, _ body: () throws -> Value) throws -> Value {
+        do {
+            return try body()
+        } catch {
+            throw CommandFailure(.failure, "\(flag): \(error)")
+        }
     }
 }

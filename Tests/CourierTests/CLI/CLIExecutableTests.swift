@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import CourierCLI
+
 /// The `courier` executable, run as a process against httpbin: verbs, items, files, `--offline`, downloads with
 /// `--continue`, exit statuses and the forced progress bar. Standard output is a pipe here, so bodies come out raw.
 ///
@@ -309,17 +311,52 @@ struct CLIExecutableTests {
         #expect(wrong.status == 4)
     }
 
-    @Test func tlsFlagsAreCheckedThenReportedAsNotInThisBuild() async throws {
+    @Test func tlsFlagsAreCheckedBeforeAnythingIsSent() async throws {
         let badPin = try await CourierProcess.run(["--pin-public-key", "abc", "https://127.0.0.1:1/"])
         #expect(badPin.status == 1)
         #expect(badPin.stderr.contains("not a base64 SHA-256 digest"))
 
         let missing = try await CourierProcess.run(["--cacert", "/nonexistent/ca.pem", "https://127.0.0.1:1/"])
+        #expect(missing.status == 1)
         #expect(missing.stderr.contains("--cacert /nonexistent/ca.pem"))
 
-        let pin = Data(repeating: 7, count: 32).base64EncodedString()
-        let unavailable = try await CourierProcess.run(["--pin-public-key", pin, "https://127.0.0.1:1/"])
-        #expect(unavailable.status == 1)
-        #expect(unavailable.stderr.contains("TLS options are not available yet"), "\(unavailable.stderr)")
+        let keyAlone = try await CourierProcess.run(["--key", "/etc/hostname", "https://127.0.0.1:1/"])
+        #expect(keyAlone.stderr.contains("--key needs --cert"))
+    }
+
+    @Test func pinnedRequestsPassAndOtherPinsAreRefused() async throws {
+        let server = try await DemoServer.start(archiveSize: 1024)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = try server.chain.write(to: directory)
+        let url = server.httpsBaseURL.absoluteString + "search"
+        let leafPin = server.chain.leaf.publicKeyHashBase64
+
+        let pinned = try await CourierProcess.run([
+            "--cacert", files.root.path, "--pin-public-key", leafPin, url, "q==tls",
+        ])
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+        #expect(try pinned.json()["query"] as? String == "q=tls")
+
+        let certificatePin = try await CourierProcess.run([
+            "--cacert", files.root.path, "--pin-cert", files.intermediate.path, url,
+        ])
+        #expect(certificatePin.status == 0, "\(certificatePin.stderr)")
+
+        let otherPin = Data(repeating: 7, count: 32).base64EncodedString()
+        let refused = try await CourierProcess.run([
+            "--cacert", files.root.path, "--pin-public-key", "sha256//" + otherPin, url,
+        ])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("TLS: the certificate chain of 127.0.0.1 was refused"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(leafPin), "the message lists the chain's keys: \(refused.stderr)")
+
+        let untrusted = try await CourierProcess.run([url])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stderr.contains("127.0.0.1"), "\(untrusted.stderr)")
+
+        let insecure = try await CourierProcess.run(["--insecure", url, "q==anyway"])
+        #expect(insecure.status == 0, "\(insecure.stderr)")
+        await server.stop()
     }
 }
