@@ -8,13 +8,8 @@ import Foundation
 
 /// The steps of `courier demo`, each a use of the library against ``DemoServer`` with its result checked.
 struct Demo {
-    /// What a step reports.
-    enum Outcome {
-        /// The step ran and its checks held; the lines say what happened.
-        case passed([String])
-        /// The feature is not in this build.
-        case skipped(String)
-    }
+    /// What a step reports when its checks held: what happened, line by line.
+    typealias Outcome = [String]
 
     struct Step {
         var title: String
@@ -57,20 +52,11 @@ struct Demo {
         console.out(
             style.bold("courier demo") + ": a server is listening on \(server.baseURL.absoluteString) "
                 + "(127.0.0.1 only)\n\n")
-        var passed = 0
-        var skipped: [String] = []
         for (number, step) in steps.enumerated() {
             console.out(style.bold("\(number + 1). \(step.title)") + "\n")
             do {
-                switch try await step.run() {
-                case .passed(let lines):
-                    for line in lines { console.out("   \(line)\n") }
-                    console.out("   " + style.green("✓ passed") + "\n\n")
-                    passed += 1
-                case .skipped(let reason):
-                    console.out("   " + style.yellow("– skipped: \(reason)") + "\n\n")
-                    skipped.append(step.title)
-                }
+                for line in try await step.run() { console.out("   \(line)\n") }
+                console.out("   " + style.green("✓ passed") + "\n\n")
             } catch {
                 let message = (error as? CommandFailure)?.message ?? Self.describe(error)
                 console.out("   " + style.red("✗ failed: \(message)") + "\n")
@@ -79,7 +65,7 @@ struct Demo {
             }
         }
         console.out(
-            style.bold("Demo finished: \(passed) steps passed, \(skipped.count) skipped.") + "\n")
+            style.bold("Demo finished: all \(steps.count) steps passed.") + "\n")
         return true
     }
 
@@ -119,11 +105,11 @@ struct Demo {
             "filter%5Bsince%5D=2024&filter%5Btags%5D%5B%5D=nio&filter%5Btags%5D%5B%5D=tls&page=2&q=swift%20http"
         try Self.check(sent == expected, "the query string was \(sent), expected \(expected)")
         try Self.check(response.value.query == sent, "the server saw \(response.value.query), Courier sent \(sent)")
-        return .passed([
+        return [
             "parameters  \(style.cyan(#"["q": "swift http", "page": 2, "filter": ["tags": ["nio", "tls"], "since": 2024]]"#))",
             "query       \(style.cyan(sent))",
             "server saw  " + response.value.pairs.map { "\($0.first ?? "")=\($0.last ?? "")" }.joined(separator: "  "),
-        ])
+        ]
     }
 
     struct NewUser: Encodable, Sendable {
@@ -151,10 +137,10 @@ struct Demo {
         let body = response.request.httpBody.map { String(decoding: $0, as: UTF8.self) } ?? ""
         try Self.check(response.statusCode == 201, "expected 201 Created, got \(response.statusCode)")
         try Self.check(response.value.name == "Ada Lovelace", "the server returned \(response.value)")
-        return .passed([
+        return [
             "sent        POST /users  \(style.cyan(body))",
             "received    \(response.statusCode) Created → \(style.cyan(response.value.description))",
-        ])
+        ]
     }
 
     func validationFailure() async throws -> Outcome {
@@ -169,12 +155,12 @@ struct Demo {
             else { throw error }
             let problem = try JSONDecoder().decode(Problem.self, from: data)
             try Self.check(problem.fields["email"] != nil, "the problem document names no email field: \(problem)")
-            return .passed([
+            return [
                 "error       \(style.red(error.description))",
                 "error body  \(problem.error): "
                     + problem.fields.sorted(by: { $0.key < $1.key }).map { "\($0.key) \($0.value)" }.joined(
                         separator: ", "),
-            ])
+            ]
         }
     }
 
@@ -188,7 +174,7 @@ struct Demo {
                 "line \(lines.count + 1)      \(style.cyan(line))  → event \(event["event"]?.stringValue ?? "?")")
         }
         try Self.check(lines.count == 3, "expected 3 lines, read \(lines.count)")
-        return .passed(lines)
+        return lines
     }
 
     func timeout() async throws -> Outcome {
@@ -199,10 +185,10 @@ struct Demo {
         } catch let error as CourierError {
             guard case .timedOut = error else { throw error }
             let elapsed = ContinuousClock.now - started
-            return .passed([
+            return [
                 "GET /slow answers after 2 s; timeoutIntervalForRequest is 0.5 s",
                 "error       \(style.red(error.description)) (after \(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) ms)",
-            ])
+            ]
         }
     }
 
@@ -236,12 +222,12 @@ struct Demo {
         try Self.check(
             Int64(echo["bytes"]?.intValue ?? -1) == body.length,
             "sent \(body.length ?? -1) bytes, the server got \(echo["bytes"]?.intValue ?? -1)")
-        return .passed([
+        return [
             "sent        POST /upload  \(multipart.value(forHTTPHeaderField: "Content-Type") ?? "")",
             "            \(body.length ?? 0) bytes: field title, file \(file.lastPathComponent) (2.0 MiB)",
             "server got  parts " + parts.map { $0["name"]?.stringValue ?? "?" }.joined(separator: ", ")
                 + "; SHA-256 of the file part \(style.cyan(expected)) matches",
-        ])
+        ]
     }
 
     func resumedDownload() async throws -> Outcome {
@@ -318,12 +304,12 @@ struct Demo {
         try Self.check(status == 206, "the resumed request got \(status), expected 206 Partial Content")
         try Self.check(
             actual == expected, "SHA-256 of the file is \(actual), the server's is \(expected) (\(file.count) bytes)")
-        return .passed([
+        return [
             "interrupted at \(partial.bytesOnDisk) of \(total) bytes; resume data keeps the partial file and "
                 + "ETag \(partial.entityTag ?? "none")",
             "resumed     Range: \(range), If-Range: \(partial.entityTag ?? "none") → \(status) Partial Content",
             "SHA-256     \(style.cyan(actual)) matches the server's",
-        ])
+        ]
     }
 
     /// A client for the HTTPS listener that trusts the demo's root and pins `pin` (base64 SHA-256 of an SPKI).
@@ -340,11 +326,11 @@ struct Demo {
         let pin = server.chain.leaf.publicKeyHashBase64
         let response = try await pinnedClient(pin: pin).get("search", parameters: ["q": "pinned"], as: SearchEcho.self)
         try Self.check(response.value.query == "q=pinned", "the server saw \(response.value.query)")
-        return .passed([
+        return [
             "server      \(server.httpsBaseURL.absoluteString), chain made at start: leaf ← intermediate ← root",
             "policy      trust the demo's root; pin the leaf's public key sha256//\(style.cyan(pin))",
             "received    \(response.statusCode) over TLS; the server saw \(response.value.query)",
-        ])
+        ]
     }
 
     func pinnedRefused() async throws -> Outcome {
@@ -355,11 +341,11 @@ struct Demo {
             throw CommandFailure(.failure, "a request with a wrong pin got \(response.statusCode)")
         } catch let error as CourierError {
             guard case .serverTrustEvaluationFailed(let host, let reason) = error else { throw error }
-            return .passed([
+            return [
                 "policy      pin another key, sha256//\(pin)",
                 "refused     \(style.red(error.description))",
                 "host        \(host); reason: \(reason)",
-            ])
+            ]
         }
     }
 

@@ -2,8 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// `courier demo`: starts ``DemoServer`` on 127.0.0.1 and walks through the library against it, printing each step
-/// and its result. Exits 0 when every step passes (steps for features not in this build are reported as skipped),
-/// 1 with the failing step's message otherwise.
+/// and its result. Exits 0 when every step passes, 1 with the failing step's message otherwise.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
