@@ -5,7 +5,8 @@ let package = Package(
     name: "Courier",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Courier", targets: ["Courier"])
+        .library(name: "Courier", targets: ["Courier"]),
+        .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
         // The "Debug" connection initializers the security policy relies on may change in a minor release.
@@ -15,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -43,10 +45,34 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The `courier` command line: arguments, request building, output, the demo and its server. A library so
+        // the tests can check parsing directly; the executable below is only its entry point.
+        .target(
+            name: "CourierCLI",
+            dependencies: [
+                "Courier",
+                "CourierFixtures",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        // Not named `courier`: on case-insensitive file systems (macOS) its folder and module would collide with
+        // `Courier`'s. The product gives the executable its name.
+        .executableTarget(
+            name: "CourierCommand",
+            dependencies: ["CourierCLI"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
                 "Courier",
+                "CourierCLI",
                 "CourierFixtures",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// `courier [METHOD] URL [ITEM ...]`: builds a request with Courier's serializers, sends it with a
+/// ``SessionManager`` and prints the response.
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send a request (the default command): courier [METHOD] URL [ITEM ...]",
+        usage: "courier [METHOD] URL [ITEM ...] [OPTIONS]",
+        discussion: """
+            Items:
+              name==value     query parameter
+              Header:value    header (Header: removes it, Header; sends it empty)
+              name=value      data field (user[name]=x and tags[]=a nest)
+              name:=json      raw JSON field (n:=1, ok:=true, tags:='["a"]')
+              name=@file      data field from a file's text (name:=@file: JSON from a file)
+              name@file       file field; makes the request multipart
+            URLs: :8080/x is http://localhost:8080/x; no scheme means http://.
+            Exit status: 0 ok, 1 error, 2 timeout, 3 too many redirects,
+            4 and 5 for a 4xx and a 5xx response with --check-status.
+            """)
+
+    @Argument(help: ArgumentHelp("[METHOD] URL [ITEM ...]", valueName: "arguments"))
+    var arguments: [String] = []
+
+    @Flag(name: [.short, .long], help: "Send data fields as a JSON object (the default).")
+    var json = false
+    @Flag(name: [.short, .long], help: "Send data fields as a URL-encoded form.")
+    var form = false
+    @Flag(help: "Send data fields and files as multipart form data (name@file items imply it).")
+    var multipart = false
+
+    @Flag(name: [.short, .long], help: "Print the request and the response head too (like --print=HBhb).")
+    var verbose = false
+    @Option(name: [.short, .long], help: "What to print: H request head, B request body, h response head, b body.")
+    var print: String?
+    @Option(help: "Format and colour bodies: auto (on a terminal), all, colors, format, none.")
+    var pretty: String = PrettyMode.auto.rawValue
+    @Flag(help: "Print the request as it would be sent, and do not send it.")
+    var offline = false
+
+    @Flag(name: [.short, .long], help: "Save the body to a file named from Content-Disposition or the URL.")
+    var download = false
+    @Option(name: [.short, .long], help: "Save the body to this file (implies --download).")
+    var output: String?
+    @Flag(
+        name: [.customShort("c"), .customLong("continue")], help: "Resume a partial download (Range: bytes=<size>-).")
+    var resume = false
+
+    @Option(help: "Seconds to wait for the response or the next bytes of it.")
+    var timeout: Double?
+    @Option(help: "How many redirects --follow follows.")
+    var maxRedirects = 30
+    @Flag(name: [.customShort("F"), .long], help: "Follow redirects.")
+    var follow = false
+    @Option(name: [.short, .long], help: "Credentials, user:password.")
+    var auth: String?
+    @Option(help: "basic (sent at once) or digest (answers the server's challenge).")
+    var authType: String = AuthOptions.Scheme.basic.rawValue
+    @Flag(help: "Exit with 3, 4 or 5 for an unfollowed 3xx, a 4xx or a 5xx response.")
+    var checkStatus = false
+
+    @Option(help: "Pin a public key: base64 SHA-256 of its SubjectPublicKeyInfo (repeatable).")
+    var pinPublicKey: [String] = []
+    @Option(help: "Pin a certificate file, PEM or DER (repeatable).")
+    var pinCert: [String] = []
+    @Option(help: "Trust the CA certificates in this file.")
+    var cacert: String?
+    @Option(help: "Client certificate chain (PEM).")
+    var cert: String?
+    @Option(help: "Private key of the client certificate (PEM).")
+    var key: String?
+    @Flag(help: "Accept any server certificate and host name.")
+    var insecure = false
+
+    @Flag(help: .hidden)
+    var forceProgress = false
+
+    func run() async throws {
+        let options = try makeOptions()
+        let console = Console.standard(
+            environment: ProcessInfo.processInfo.environment, forceProgress: forceProgress)
+        let status = try await RequestRunner(options: options, console: console).run()
+        if status != .success { throw CommandFailure(status, "") }
+    }
+
+    /// The options as plain values, checked.
+    func makeOptions() throws -> RequestOptions {
+        let modes = [(json, BodyMode.json), (form, .form), (multipart, .multipart)].filter(\.0).map(\.1)
+        guard modes.count <= 1 else {
+            throw CommandFailure(.failure, "choose one of --json, --form and --multipart")
+        }
+        guard let prettyMode = PrettyMode(rawValue: pretty) else {
+            throw CommandFailure(.failure, "--pretty “\(pretty)”: use auto, all, colors, format or none")
+        }
+        guard let scheme = AuthOptions.Scheme(rawValue: authType.lowercased()) else {
+            throw CommandFailure(.failure, "--auth-type “\(authType)”: use basic or digest")
+        }
+        if let timeout, !(timeout > 0) {
+            throw CommandFailure(.failure, "--timeout \(timeout): the timeout must be more than 0 seconds")
+        }
+        guard maxRedirects >= 0 else {
+            throw CommandFailure(.failure, "--max-redirects \(maxRedirects): the limit cannot be negative")
+        }
+        let isDownload = download || output != nil
+        if resume, !isDownload {
+            throw CommandFailure(.failure, "--continue resumes a download: add --download or --output FILE")
+        }
+        var tls = TLSOptions()
+        tls.pinnedPublicKeyHashes = pinPublicKey
+        tls.pinnedCertificateFiles = pinCert
+        tls.caCertificateFile = cacert
+        tls.clientCertificateFile = cert
+        tls.clientKeyFile = key
+        tls.insecure = insecure
+        try tls.validate()
+        return RequestOptions(
+            plan: try RequestPlan(arguments: arguments, requestedMode: modes.first),
+            print: try print.map(PrintOptions.init) ?? .defaults(verbose: verbose, offline: offline),
+            pretty: prettyMode, offline: offline,
+            download: isDownload ? SaveOptions(output: output, resume: resume) : nil,
+            timeout: timeout, maxRedirects: maxRedirects, follow: follow,
+            auth: try auth.map { try AuthOptions($0, scheme: scheme) }, checkStatus: checkStatus, tls: tls)
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// `--download`, `--output` and `--continue`.
+struct SaveOptions: Sendable, Hashable {
+    /// `--output`, else the name comes from the response.
+    var output: String?
+    /// `--continue`.
+    var resume: Bool
+}
+
+/// Everything a request run needs, parsed and checked.
+struct RequestOptions: Sendable {
+    var plan: RequestPlan
+    var print: PrintOptions
+    var pretty: PrettyMode
+    var offline: Bool
+    var download: SaveOptions?
+    var timeout: TimeInterval?
+    var maxRedirects: Int
+    var follow: Bool
+    var auth: AuthOptions?
+    var checkStatus: Bool
+    var tls: TLSOptions
+}

@@ -1,0 +1,355 @@
+import Courier
+import Crypto
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The steps of `courier demo`, each a use of the library against ``DemoServer`` with its result checked.
+struct Demo {
+    /// What a step reports when its checks held: what happened, line by line.
+    typealias Outcome = [String]
+
+    struct Step {
+        var title: String
+        var run: () async throws -> Outcome
+    }
+
+    let server: DemoServer
+    let console: Console
+    let style: Style
+    /// Callbacks of AFNetworking-style APIs run here: the main queue is not serviced while the async entry point
+    /// waits.
+    let queue = DispatchQueue(label: "courier.demo")
+
+    static func start(console: Console) async throws -> Demo {
+        let server = try await DemoServer.start()
+        return Demo(
+            server: server, console: console, style: Style(enabled: console.stdoutIsTerminal && console.colorAllowed))
+    }
+
+    func stop() async {
+        await server.stop()
+    }
+
+    var steps: [Step] {
+        [
+            Step(title: "GET with nested parameters", run: nestedQuery),
+            Step(title: "POST JSON, decoded into a Codable model", run: postJSON),
+            Step(title: "A validation failure: the error body is read", run: validationFailure),
+            Step(title: "A streamed response, read line by line", run: streamedLines),
+            Step(title: "A request timeout", run: timeout),
+            Step(title: "Multipart upload of a generated file, with a progress bar", run: multipartUpload),
+            Step(title: "A download interrupted, then resumed; SHA-256 checked", run: resumedDownload),
+            Step(title: "HTTPS with a pinned public key that matches", run: pinnedPasses),
+            Step(title: "HTTPS with a pin that does not match: refused", run: pinnedRefused),
+        ]
+    }
+
+    /// Runs every step, printing as it goes; `false` after the first failure.
+    func run() async -> Bool {
+        console.out(
+            style.bold("courier demo") + ": a server is listening on \(server.baseURL.absoluteString) "
+                + "(127.0.0.1 only)\n\n")
+        for (number, step) in steps.enumerated() {
+            console.out(style.bold("\(number + 1). \(step.title)") + "\n")
+            do {
+                for line in try await step.run() { console.out("   \(line)\n") }
+                console.out("   " + style.green("✓ passed") + "\n\n")
+            } catch {
+                let message = (error as? CommandFailure)?.message ?? Self.describe(error)
+                console.out("   " + style.red("✗ failed: \(message)") + "\n")
+                console.err("courier: error: demo step \(number + 1) (\(step.title)) failed: \(message)\n")
+                return false
+            }
+        }
+        console.out(
+            style.bold("Demo finished: all \(steps.count) steps passed.") + "\n")
+        return true
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let courier = error as? CourierError {
+            return courier.description + (courier.failureReason.map { " (\($0))" } ?? "")
+        }
+        return String(describing: error)
+    }
+
+    func client(timeout: TimeInterval? = nil) -> HTTPSessionManager {
+        var configuration = SessionConfiguration.ephemeral
+        if let timeout { configuration.timeoutIntervalForRequest = timeout }
+        let client = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration)
+        client.completionQueue = queue
+        return client
+    }
+
+    static func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw CommandFailure(.failure, message()) }
+    }
+
+    // MARK: Steps
+
+    struct SearchEcho: Decodable, Sendable {
+        var query: String
+        var pairs: [[String]]
+    }
+
+    func nestedQuery() async throws -> Outcome {
+        let parameters: Parameter = [
+            "q": "swift http", "page": 2, "filter": ["tags": ["nio", "tls"], "since": 2024],
+        ]
+        let response = try await client().get("search", parameters: parameters, as: SearchEcho.self)
+        let sent = response.request.url?.query ?? ""
+        let expected =
+            "filter%5Bsince%5D=2024&filter%5Btags%5D%5B%5D=nio&filter%5Btags%5D%5B%5D=tls&page=2&q=swift%20http"
+        try Self.check(sent == expected, "the query string was \(sent), expected \(expected)")
+        try Self.check(response.value.query == sent, "the server saw \(response.value.query), Courier sent \(sent)")
+        return [
+            "parameters  \(style.cyan(#"["q": "swift http", "page": 2, "filter": ["tags": ["nio", "tls"], "since": 2024]]"#))",
+            "query       \(style.cyan(sent))",
+            "server saw  " + response.value.pairs.map { "\($0.first ?? "")=\($0.last ?? "")" }.joined(separator: "  "),
+        ]
+    }
+
+    struct NewUser: Encodable, Sendable {
+        var name: String
+        var email: String
+    }
+
+    struct User: Decodable, Sendable, CustomStringConvertible {
+        var id: Int
+        var name: String
+        var email: String
+        var description: String { "User(id: \(id), name: \"\(name)\", email: \"\(email)\")" }
+    }
+
+    struct Problem: Decodable, Sendable {
+        var error: String
+        var fields: [String: String]
+    }
+
+    func postJSON() async throws -> Outcome {
+        let client = client()
+        client.requestSerializer = JSONRequestSerializer(outputFormatting: [.sortedKeys])
+        let parameters = try Parameter(encoding: NewUser(name: "Ada Lovelace", email: "ada@example.com"))
+        let response = try await client.post("users", parameters: parameters, as: User.self)
+        let body = response.request.httpBody.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        try Self.check(response.statusCode == 201, "expected 201 Created, got \(response.statusCode)")
+        try Self.check(response.value.name == "Ada Lovelace", "the server returned \(response.value)")
+        return [
+            "sent        POST /users  \(style.cyan(body))",
+            "received    \(response.statusCode) Created → \(style.cyan(response.value.description))",
+        ]
+    }
+
+    func validationFailure() async throws -> Outcome {
+        let client = client()
+        client.requestSerializer = JSONRequestSerializer()
+        let parameters = try Parameter(encoding: NewUser(name: "Ada", email: "not-an-address"))
+        do {
+            let user = try await client.post("users", parameters: parameters, as: User.self)
+            throw CommandFailure(.failure, "the server accepted an invalid address and returned \(user.value)")
+        } catch let error as CourierError {
+            guard case .unacceptableStatusCode(let code, _, _) = error, code == 422, let data = error.responseData
+            else { throw error }
+            let problem = try JSONDecoder().decode(Problem.self, from: data)
+            try Self.check(problem.fields["email"] != nil, "the problem document names no email field: \(problem)")
+            return [
+                "error       \(style.red(error.description))",
+                "error body  \(problem.error): "
+                    + problem.fields.sorted(by: { $0.key < $1.key }).map { "\($0.key) \($0.value)" }.joined(
+                        separator: ", "),
+            ]
+        }
+    }
+
+    func streamedLines() async throws -> Outcome {
+        let manager = client()
+        let streamed = try await manager.stream(URLRequest(url: server.baseURL.appendingPathComponent("events")))
+        var lines: [String] = []
+        for try await line in streamed.lines where !line.isEmpty {
+            let event = try JSON(data: Data(line.utf8))
+            lines.append(
+                "line \(lines.count + 1)      \(style.cyan(line))  → event \(event["event"]?.stringValue ?? "?")")
+        }
+        try Self.check(lines.count == 3, "expected 3 lines, read \(lines.count)")
+        return lines
+    }
+
+    func timeout() async throws -> Outcome {
+        let started = ContinuousClock.now
+        do {
+            _ = try await client(timeout: 0.5).get("slow")
+            throw CommandFailure(.failure, "the slow request did not time out")
+        } catch let error as CourierError {
+            guard case .timedOut = error else { throw error }
+            let elapsed = ContinuousClock.now - started
+            return [
+                "GET /slow answers after 2 s; timeoutIntervalForRequest is 0.5 s",
+                "error       \(style.red(error.description)) (after \(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) ms)",
+            ]
+        }
+    }
+
+    func multipartUpload() async throws -> Outcome {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("sample.bin")
+        var generator = SplitMix64(seed: 7)
+        let content = Data((0..<(2 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        try content.write(to: file)
+        let (multipart, body) = try MultipartEncoding.encode(
+            serializer: HTTPRequestSerializer(), method: "POST", url: server.baseURL.appendingPathComponent("upload"),
+            fields: [(name: "title", value: "courier demo")],
+            files: [FileField(name: "file", path: file.path, mimeType: "application/octet-stream")])
+        let manager = client()
+        manager.responseSerializer = HTTPResponseSerializer()
+        let (response, data) = try await Upload.send(
+            multipart, body: body, manager: manager, bar: ProgressBar(console: console, label: "upload"))
+        let echo = try JSON(data: data)
+        let parts = echo["parts"]?.arrayValue ?? []
+        let filePart = parts.first { $0["name"]?.stringValue == "file" }
+        let expected = Self.sha256(content)
+        try Self.check(response.statusCode == 200, "the upload got \(response.statusCode)")
+        try Self.check(
+            parts.first?["name"]?.stringValue == "title" && parts.count == 2,
+            "the server found these parts: \(parts.map { $0["name"]?.stringValue ?? "?" })")
+        try Self.check(
+            filePart?["sha256"]?.stringValue == expected,
+            "the file part's SHA-256 is \(filePart?["sha256"]?.stringValue ?? "missing"), the file's is \(expected)")
+        try Self.check(
+            Int64(echo["bytes"]?.intValue ?? -1) == body.length,
+            "sent \(body.length ?? -1) bytes, the server got \(echo["bytes"]?.intValue ?? -1)")
+        return [
+            "sent        POST /upload  \(multipart.value(forHTTPHeaderField: "Content-Type") ?? "")",
+            "            \(body.length ?? 0) bytes: field title, file \(file.lastPathComponent) (2.0 MiB)",
+            "server got  parts " + parts.map { $0["name"]?.stringValue ?? "?" }.joined(separator: ", ")
+                + "; SHA-256 of the file part \(style.cyan(expected)) matches",
+        ]
+    }
+
+    func resumedDownload() async throws -> Outcome {
+        let url = server.baseURL.appendingPathComponent("files/archive.bin")
+        let total = Int64(server.archive.count)
+        let manager = SessionManager(configuration: .ephemeral)
+        manager.completionQueue = queue
+        defer { manager.invalidate(cancelingTasks: true) }
+
+        // 1. Start, and cancel with resume data once about a third has arrived.
+        let interruptAt = total / 3
+        let first = ProgressBar(console: console, label: "archive.bin")
+        let resumeData: Data? = await withCheckedContinuation { continuation in
+            let once = LockedValue<CheckedContinuation<Data?, Never>?>(continuation)
+            let finish: @Sendable (Data?) -> Void = { data in
+                once.withLock { state in
+                    defer { state = nil }
+                    return state
+                }?.resume(returning: data)
+            }
+            let taskBox = LockedValue<DownloadTask?>(nil)
+            let interrupted = LockedValue(false)
+            let task = manager.downloadTask(
+                with: URLRequest(url: url),
+                progress: { progress in
+                    first.update(progress)
+                    guard progress.completed >= interruptAt,
+                        interrupted.withLock({ state in
+                            defer { state = true }
+                            return !state
+                        })
+                    else { return }
+                    taskBox.withLock { $0 }?.cancel(producingResumeData: finish)
+                },
+                completionHandler: { _, _, _ in finish(nil) })
+            taskBox.withLock { $0 = task }
+            task.resume()
+        }
+        first.abandon()
+        guard let resumeData else {
+            throw CommandFailure(.failure, "the download could not be interrupted with resume data")
+        }
+        let partial = try DownloadResumeData(data: resumeData)
+
+        // 2. Continue from the partial file: Range + If-Range, 206, the rest appended.
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-\(UUID()).bin")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let second = ProgressBar(console: console, label: "archive.bin")
+        let (status, range) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(Int, String), any Error>) in
+            let taskBox = LockedValue<DownloadTask?>(nil)
+            let task = manager.downloadTask(
+                withResumeData: resumeData, progress: { second.update($0) },
+                destination: { _, _ in destination }, options: [.removePreviousFile],
+                completionHandler: { response, _, error in
+                    if let error {
+                        second.abandon()
+                        continuation.resume(throwing: error)
+                    } else {
+                        second.finish()
+                        let request = taskBox.withLock { $0 }?.currentRequest
+                        continuation.resume(
+                            returning: (
+                                response?.statusCode ?? 0, request?.value(forHTTPHeaderField: "Range") ?? "none"
+                            ))
+                    }
+                })
+            taskBox.withLock { $0 = task }
+            task.resume()
+        }
+        let file = try Data(contentsOf: destination)
+        let expected = Self.sha256(server.archive)
+        let actual = Self.sha256(file)
+        try Self.check(status == 206, "the resumed request got \(status), expected 206 Partial Content")
+        try Self.check(
+            actual == expected, "SHA-256 of the file is \(actual), the server's is \(expected) (\(file.count) bytes)")
+        return [
+            "interrupted at \(partial.bytesOnDisk) of \(total) bytes; resume data keeps the partial file and "
+                + "ETag \(partial.entityTag ?? "none")",
+            "resumed     Range: \(range), If-Range: \(partial.entityTag ?? "none") → \(status) Partial Content",
+            "SHA-256     \(style.cyan(actual)) matches the server's",
+        ]
+    }
+
+    /// A client for the HTTPS listener that trusts the demo's root and pins `pin` (base64 SHA-256 of an SPKI).
+    func pinnedClient(pin: String) throws -> HTTPSessionManager {
+        let client = HTTPSessionManager(baseURL: server.httpsBaseURL, configuration: .ephemeral)
+        client.completionQueue = queue
+        var policy = try SecurityPolicy(pinnedPublicKeyHashesBase64: [pin])
+        policy.additionalTrustedCertificates = [server.chain.root.der]
+        try client.setSecurityPolicy(policy)
+        return client
+    }
+
+    func pinnedPasses() async throws -> Outcome {
+        let pin = server.chain.leaf.publicKeyHashBase64
+        let response = try await pinnedClient(pin: pin).get("search", parameters: ["q": "pinned"], as: SearchEcho.self)
+        try Self.check(response.value.query == "q=pinned", "the server saw \(response.value.query)")
+        return [
+            "server      \(server.httpsBaseURL.absoluteString), chain made at start: leaf ← intermediate ← root",
+            "policy      trust the demo's root; pin the leaf's public key sha256//\(style.cyan(pin))",
+            "received    \(response.statusCode) over TLS; the server saw \(response.value.query)",
+        ]
+    }
+
+    func pinnedRefused() async throws -> Outcome {
+        let otherKey = P256.Signing.PrivateKey().publicKey.derRepresentation
+        let pin = Data(SHA256.hash(data: otherKey)).base64EncodedString()
+        do {
+            let response = try await pinnedClient(pin: pin).get("search", parameters: ["q": "refused"])
+            throw CommandFailure(.failure, "a request with a wrong pin got \(response.statusCode)")
+        } catch let error as CourierError {
+            guard case .serverTrustEvaluationFailed(let host, let reason) = error else { throw error }
+            return [
+                "policy      pin another key, sha256//\(pin)",
+                "refused     \(style.red(error.description))",
+                "host        \(host); reason: \(reason)",
+            ]
+        }
+    }
+
+    static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Writes requests and responses as HTTP/1.1 text, as they go on the wire (headers sorted by name, since
+/// Foundation keeps them in a dictionary).
+enum MessageFormatter {
+    /// The request line and headers, with `Host` first and a `Content-Length` for a body of known length.
+    static func requestHead(_ request: URLRequest, bodyLength: Int64?, style: Style) -> String {
+        let url = request.url
+        var target = url?.path.isEmpty == false ? url?.path ?? "/" : "/"
+        if let components = url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) }) {
+            target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            if let query = components.percentEncodedQuery { target += "?" + query }
+        }
+        let method = request.httpMethod ?? "GET"
+        var lines = [style.bold(style.green(method)) + " " + style.cyan(target) + " " + style.dim("HTTP/1.1")]
+        if let host = url?.host {
+            lines.append(header("Host", url?.port.map { "\(host):\($0)" } ?? host, style: style))
+        }
+        var fields = request.allHTTPHeaderFields ?? [:]
+        if let bodyLength, fields.keys.allSatisfy({ $0.lowercased() != "content-length" }) {
+            fields["Content-Length"] = String(bodyLength)
+        }
+        for (name, value) in fields.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+            lines.append(header(name, value, style: style))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The status line and headers.
+    static func responseHead(_ response: HTTPURLResponse, style: Style) -> String {
+        let code = response.statusCode
+        let reason = reason(code)
+        let status = "\(code) \(reason)"
+        let coloured =
+            switch code {
+            case 200..<300: style.green(status)
+            case 300..<400: style.yellow(status)
+            default: style.red(status)
+            }
+        var lines = [style.dim("HTTP/1.1") + " " + style.bold(coloured)]
+        let fields = response.allHeaderFields.compactMap { key, value -> (String, String)? in
+            guard let name = key as? String else { return nil }
+            return (name, "\(value)")
+        }
+        for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
+            lines.append(header(name, value, style: style))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The reason phrase of a status code, e.g. `Not Found`.
+    static func reason(_ code: Int) -> String {
+        HTTPResponseStatus(statusCode: code).reasonPhrase
+    }
+
+    private static func header(_ name: String, _ value: String, style: Style) -> String {
+        style.cyan(name) + ": " + value
+    }
+
+    /// A body as it is printed: JSON formatted per `--pretty`, other text as it is, binary data replaced by a note
+    /// on a terminal (where it would garble the screen).
+    static func body(_ data: Data, contentType: String?, pretty: PrettyMode, console: Console, toTerminal: Bool)
+        -> Data
+    {
+        let reformat = pretty.formats(terminal: toTerminal)
+        let colour = pretty.colors(terminal: toTerminal, allowed: console.colorAllowed)
+        if toTerminal, data.contains(0) || String(data: data, encoding: .utf8) == nil {
+            let rule = "+-----------------------------------------+\n"
+            return Data((rule + "| NOTE: binary data not shown in terminal |\n" + rule).utf8)
+        }
+        guard reformat || colour else { return data }
+        let looksJSON =
+            contentType.map { $0.contains("json") }
+            ?? data.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } ?? false
+        if looksJSON, let text = JSONFormatter.format(data, reformat: reformat, style: Style(enabled: colour)) {
+            return Data((text.hasSuffix("\n") ? text : text + "\n").utf8)
+        }
+        return data
+    }
+}

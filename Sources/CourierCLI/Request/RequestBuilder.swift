@@ -1,0 +1,133 @@
+import Courier
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A request ready to send: the `URLRequest`, and the body when it is streamed rather than in `httpBody`.
+struct PreparedRequest: Sendable {
+    var urlRequest: URLRequest
+    var body: RequestBody?
+}
+
+/// Builds the request a ``RequestPlan`` describes with Courier's request serializers: query items in order, data
+/// fields through ``JSONRequestSerializer`` or ``HTTPRequestSerializer``, headers last so they win.
+enum RequestBuilder {
+    static let userAgent = "courier/\(DefaultHeaders.courierVersion)"
+
+    /// Builds the request.
+    ///
+    /// - Throws: ``CommandFailure`` for a file that cannot be read or a `:=` value that is not JSON, and the
+    ///   serializers' errors.
+    static func build(_ plan: RequestPlan, auth: AuthOptions?, timeout: TimeInterval?) throws -> PreparedRequest {
+        guard var url = URL(string: plan.url) else { throw CommandFailure(.failure, "“\(plan.url)” is not a URL") }
+        let query = plan.items.compactMap { item -> String? in
+            guard case .query(let value) = item.kind else { return nil }
+            return QueryString.percentEscape(item.name) + "=" + QueryString.percentEscape(value)
+        }
+        if !query.isEmpty {
+            let separator = url.query == nil ? "?" : "&"
+            guard let withQuery = URL(string: plan.url + separator + query.joined(separator: "&")) else {
+                throw CommandFailure(.failure, "the query items do not make a valid URL with \(plan.url)")
+            }
+            url = withQuery
+        }
+
+        var http = HTTPRequestSerializer()
+        http.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        http.setValue(plan.bodyMode == .json ? "application/json, */*;q=0.5" : "*/*", forHTTPHeaderField: "Accept")
+        if let timeout { http.timeoutInterval = timeout }
+        if let auth, auth.scheme == .basic {
+            http.setAuthorization(username: auth.credential.user, password: auth.credential.password)
+        }
+
+        var prepared: PreparedRequest
+        switch plan.bodyMode {
+        case .json:
+            let serializer = JSONRequestSerializer(http: http, outputFormatting: [.sortedKeys])
+            let request = try serializer.request(method: plan.method, url: url, parameters: try parameters(plan))
+            prepared = PreparedRequest(urlRequest: request, body: nil)
+        case .form:
+            let request = try http.request(method: plan.method, url: url, parameters: try parameters(plan))
+            prepared = PreparedRequest(urlRequest: request, body: nil)
+        case .multipart:
+            let (multipart, body) = try MultipartEncoding.encode(
+                serializer: http, method: plan.method, url: url, fields: try textFields(plan),
+                files: fileFields(plan))
+            prepared = PreparedRequest(urlRequest: multipart, body: body)
+        }
+
+        for item in plan.items {
+            switch item.kind {
+            case .header(let value): prepared.urlRequest.setValue(value, forHTTPHeaderField: item.name)
+            case .emptyHeader: prepared.urlRequest.setValue("", forHTTPHeaderField: item.name)
+            case .removeHeader: prepared.urlRequest.setValue(nil, forHTTPHeaderField: item.name)
+            default: break
+            }
+        }
+        return prepared
+    }
+
+    /// The data fields as a parameter tree; `nil` when there are none (no body at all).
+    static func parameters(_ plan: RequestPlan) throws -> Parameter? {
+        var root = FieldTree()
+        var any = false
+        for item in plan.items {
+            let value: Parameter
+            switch item.kind {
+            case .dataField(let text): value = .string(text)
+            case .dataFieldFile(let path): value = .string(try readText(path, item: item))
+            case .jsonField(let text): value = try json(text, item: item)
+            case .jsonFieldFile(let path): value = try json(try readText(path, item: item), item: item)
+            default: continue
+            }
+            any = true
+            try root.insert(value, at: item.name)
+        }
+        return any ? root.parameter : nil
+    }
+
+    /// The data fields of a multipart request: text only, as form parts are.
+    static func textFields(_ plan: RequestPlan) throws -> [(name: String, value: String)] {
+        try plan.items.compactMap { item in
+            switch item.kind {
+            case .dataField(let text): return (item.name, text)
+            case .dataFieldFile(let path): return (item.name, try readText(path, item: item))
+            case .jsonField, .jsonFieldFile:
+                throw CommandFailure(
+                    .failure, "\(item.name):= is a JSON field; multipart form fields are text: use \(item.name)=value")
+            default: return nil
+            }
+        }
+    }
+
+    static func fileFields(_ plan: RequestPlan) -> [FileField] {
+        plan.items.compactMap { item in
+            guard case .file(let path, let type) = item.kind else { return nil }
+            return FileField(name: item.name, path: path, mimeType: type)
+        }
+    }
+
+    static func readText(_ path: String, item: RequestItem) throws -> String {
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw CommandFailure(.failure, "\(item.name): \(path) is not UTF-8 text; send it as name@\(path)")
+            }
+            return text
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw CommandFailure(.failure, "\(item.name): cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    static func json(_ text: String, item: RequestItem) throws -> Parameter {
+        do {
+            return Parameter(json: try JSON(data: Data(text.utf8)))
+        } catch {
+            throw CommandFailure(.failure, "\(item.name):= “\(text)” is not valid JSON")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Courier
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Sends a body that is not in `httpBody` (a multipart body streamed from files) with an upload task, drawing its
+/// progress.
+enum Upload {
+    /// The response and its body; the manager's response serializer decides which statuses fail.
+    static func send(_ request: URLRequest, body: RequestBody, manager: SessionManager, bar: ProgressBar)
+        async throws -> (HTTPURLResponse, Data)
+    {
+        let completion = LockedValue<CheckedContinuation<(HTTPURLResponse, Data), any Error>?>(nil)
+        let finish: @Sendable (Result<(HTTPURLResponse, Data), any Error>) -> Void = { result in
+            let continuation = completion.withLock { state in
+                defer { state = nil }
+                return state
+            }
+            continuation?.resume(with: result)
+        }
+        let task = manager.uploadTask(
+            with: request, body: body, progress: { bar.update($0) },
+            completionHandler: { response, object, error in
+                if let error {
+                    bar.abandon()
+                    finish(.failure(error))
+                } else if let response {
+                    bar.finish()
+                    finish(.success((response, (object as? Data) ?? Data())))
+                } else {
+                    finish(
+                        .failure(
+                            CourierError.badServerResponse(
+                                reason: "no response", underlyingError: nil, context: .init(request: request))))
+                }
+            })
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                completion.withLock { $0 = continuation }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+/// Runs the built `courier` executable as a separate process, as a user would, and collects what it printed.
+struct CourierProcess {
+    /// What one run printed and how it exited.
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutData: Data
+
+        /// Standard output parsed as a JSON object.
+        func json() throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: stdoutData)
+            return try #require(object as? [String: Any], "stdout is not a JSON object: \(stdout)")
+        }
+    }
+
+    /// The executable `swift build --build-tests` and `swift test` put next to the test bundle.
+    ///
+    /// Looks in `COURIER_EXECUTABLE`, beside the `.xctest` bundle, beside the test process, and in the package's
+    /// `.build/debug`; records an issue naming every place it looked when it is in none.
+    static func executable() throws -> URL {
+        var candidates: [URL] = []
+        if let path = ProcessInfo.processInfo.environment["COURIER_EXECUTABLE"] {
+            candidates.append(URL(fileURLWithPath: path))
+        }
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("courier"))
+        }
+        if let program = CommandLine.arguments.first {
+            candidates.append(
+                URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("courier"))
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug/courier"))
+        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) {
+            return found
+        }
+        let looked = candidates.map(\.path).joined(separator: ", ")
+        let message =
+            "The courier executable was not found (looked in \(looked)). Build it with `swift build --build-tests` "
+            + "(or `swift test`, which builds it), or set COURIER_EXECUTABLE."
+        Issue.record(Comment(rawValue: message))
+        throw CourierProcessError.notBuilt
+    }
+
+    /// Runs `courier arguments…` in `directory` with extra environment variables; kills it after `limit` seconds.
+    static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: TimeInterval = 60
+    ) async throws -> Result {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        merged["COURIER_FORCE_PROGRESS"] = nil
+        merged.merge(environment) { _, new in new }
+        process.environment = merged
+        if let directory { process.currentDirectoryURL = directory }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+
+        // Pipes are drained on their own threads so a chatty process never blocks on a full pipe, and the wait is
+        // a continuation so no thread of the test pool is blocked.
+        let group = DispatchGroup()
+        let collected = CollectedOutput()
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                collected.set(data, stdout: isOut)
+                group.leave()
+            }
+        }
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { process in
+                group.notify(queue: .global()) { continuation.resume(returning: process.terminationStatus) }
+            }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+                if process.isRunning { process.terminate() }
+            }
+        }
+        let (stdout, stderr) = collected.values
+        return Result(
+            status: status, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self), stdoutData: stdout)
+    }
+}
+
+enum CourierProcessError: Error {
+    case notBuilt
+}
+
+/// `@unchecked Sendable`: both values are only touched under `lock`.
+private final class CollectedOutput: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stdout = Data()
+    private var stderr = Data()
+
+    func set(_ data: Data, stdout isOut: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        if isOut { stdout = data } else { stderr = data }
+    }
+
+    var values: (Data, Data) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (stdout, stderr)
+    }
+}
