@@ -42,6 +42,7 @@ struct Demo {
             Step(title: "A request timeout", run: timeout),
             Step(title: "Multipart upload of a generated file, with a progress bar", run: multipartUpload),
             Step(title: "A download interrupted, then resumed; SHA-256 checked", run: resumedDownload),
+            Step(title: "HTTP caching: revalidated with If-None-Match, the 304 served from URLCache", run: cached),
             Step(title: "HTTPS with a pinned public key that matches", run: pinnedPasses),
             Step(title: "HTTPS with a pin that does not match: refused", run: pinnedRefused),
         ]
@@ -190,6 +191,29 @@ struct Demo {
                 "error       \(style.red(error.description)) (after \(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000) ms)",
             ]
         }
+    }
+
+    struct Catalog: Decodable, Sendable, Equatable {
+        var items: [String]
+        var version: Int
+    }
+
+    func cached() async throws -> Outcome {
+        var configuration = SessionConfiguration.ephemeral
+        configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        let wire = StatusRecordingTransport(base: NIOTransport())
+        let client = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration, transport: wire)
+        defer { Task { await wire.shutdown() } }
+        let first = try await client.get("catalog", as: Catalog.self)
+        let second = try await client.get("catalog", as: Catalog.self)
+        let statuses = wire.statuses
+        try Self.check(statuses == [200, 304], "the server answered \(statuses), expected [200, 304]")
+        try Self.check(second.statusCode == 200 && second.value == first.value, "the cached answer differs")
+        return [
+            "first GET   server 200, ETag \"catalog-v1\", Cache-Control: no-cache → stored in URLCache",
+            "second GET  sent If-None-Match: \"catalog-v1\" → server \(style.cyan("304 Not Modified"))",
+            "delivered   200 from the cache: \(second.value.items)",
+        ]
     }
 
     func multipartUpload() async throws -> Outcome {
@@ -351,5 +375,28 @@ struct Demo {
 
     static func sha256(_ data: Data) -> String {
         SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A transport that passes everything to `base` and records the status of every response, to show what went over
+/// the wire.
+final class StatusRecordingTransport: Transport {
+    let base: any Transport
+    private let recorded = LockedValue<[Int]>([])
+
+    init(base: any Transport) {
+        self.base = base
+    }
+
+    var statuses: [Int] { recorded.withLock { $0 } }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await base.send(request)
+        recorded.withLock { $0.append(response.statusCode) }
+        return response
+    }
+
+    func shutdown() async {
+        await base.shutdown()
     }
 }

@@ -17,7 +17,9 @@ import NIOSSL
 /// - `GET /slow`: answers after 2 s (a timeout);
 /// - `GET /files/archive.bin`: a generated file, with `ETag` and `Range` / `If-Range` support, sent in chunks as
 ///   the client reads them;
-/// - `POST /upload`: answers with the body's length, type and SHA-256 (the multipart step).
+/// - `POST /upload`: answers with the body's length, type and SHA-256 (the multipart step);
+/// - `GET /catalog`: a small JSON document with an `ETag` and `Cache-Control: no-cache`, `304` when `If-None-Match`
+///   names it (the caching step).
 final class DemoServer: Sendable {
     /// `http://127.0.0.1:<port>/`.
     let baseURL: URL
@@ -142,6 +144,8 @@ private final class DemoHandler: ChannelInboundHandler {
             context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
                 self.sendJSON(context, .ok, ["slow": true])
             }
+        case (.GET, "/catalog"):
+            sendCatalog(context, request)
         case (.GET, "/files/archive.bin"):
             sendArchive(context, request)
         case (.POST, "/upload"):
@@ -217,6 +221,27 @@ private final class DemoHandler: ChannelInboundHandler {
                 }
             }
         }
+    }
+
+    private func sendCatalog(_ context: ChannelHandlerContext, _ request: HTTPRequestHead) {
+        let tag = "\"catalog-v1\""
+        guard request.headers.first(name: "If-None-Match") != tag else {
+            let headers = HTTPHeaders([("ETag", tag), ("Cache-Control", "no-cache"), ("Content-Length", "0")])
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
+                promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let data = Data(#"{"items":["courier","nio","tls"],"version":1}"#.utf8)
+        let headers = HTTPHeaders([
+            ("Content-Type", "application/json"), ("Content-Length", "\(data.count)"), ("ETag", tag),
+            ("Cache-Control", "no-cache"),
+        ])
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
     private func sendArchive(_ context: ChannelHandlerContext, _ request: HTTPRequestHead) {
