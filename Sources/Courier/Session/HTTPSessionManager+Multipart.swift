@@ -52,16 +52,9 @@ extension HTTPSessionManager {
             (completionQueue ?? .main).async { failure?(nil, error) }
             return nil
         }
-        let taskBox = Locked<UploadTask?>(nil)
-        let task = uploadTask(with: multipart, progress: progress) { _, object, error in
-            guard let task = taskBox.value else { return }
-            if let error {
-                failure?(task, error)
-            } else {
-                success?(task, object)
-            }
-        }
-        taskBox.withLock { $0 = task }
+        let callbacks = TaskCallbacks(success: success, failure: failure)
+        let task = callbacks.attach(
+            to: uploadTask(with: multipart, progress: progress, completionHandler: callbacks.completionHandler))
         task.resume()
         return task
     }

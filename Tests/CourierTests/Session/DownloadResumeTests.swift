@@ -52,6 +52,19 @@ struct DownloadResumeTests {
         return (task, finished.value ?? Finished())
     }
 
+    /// Continues `resumeData` into a new destination; returns how the task ended and the destination.
+    func resume(
+        _ manager: SessionManager, _ resumeData: Data, progress: (@Sendable (TaskProgress) -> Void)? = nil
+    ) async -> (Finished, URL) {
+        let destination = Self.destination()
+        let (_, finished) = await run { completion in
+            manager.downloadTask(
+                withResumeData: resumeData, progress: progress, destination: { _, _ in destination },
+                options: [.createIntermediateDirectories], completionHandler: completion)
+        }
+        return (finished, destination)
+    }
+
     /// Starts a download of `request` and cancels it with resume data as soon as progress reports at least `bytes`
     /// (from the progress handler itself, so no timing is involved).
     func interruptedDownload(
@@ -96,13 +109,8 @@ struct DownloadResumeTests {
         #expect(partial == original.prefix(Int(described.bytesOnDisk)))
 
         let progress = Locked([TaskProgress]())
-        let destination = Self.destination()
-        let (_, finished) = await run { completion in
-            manager.downloadTask(
-                withResumeData: resumeData, progress: { value in progress.withLock { $0.append(value) } },
-                destination: { _, _ in destination }, options: [.createIntermediateDirectories],
-                completionHandler: completion)
-        }
+        let (finished, destination) = await resume(
+            manager, resumeData, progress: { value in progress.withLock { $0.append(value) } })
         #expect(finished.error == nil)
         #expect(finished.response?.statusCode == 206)
         #expect(finished.url == destination)
@@ -128,12 +136,7 @@ struct DownloadResumeTests {
 
         let changed = Self.randomData(count: 300_000, seed: 13)
         server.replace(with: changed, entityTag: "\"v2\"")
-        let destination = Self.destination()
-        let (_, finished) = await run { completion in
-            manager.downloadTask(
-                withResumeData: resumeData, destination: { _, _ in destination },
-                options: [.createIntermediateDirectories], completionHandler: completion)
-        }
+        let (finished, destination) = await resume(manager, resumeData)
         #expect(finished.error == nil)
         #expect(finished.response?.statusCode == 200)
         #expect(Self.sha256(try Data(contentsOf: destination)) == Self.sha256(changed))
@@ -152,12 +155,7 @@ struct DownloadResumeTests {
         let resumeData = DownloadResumeData(
             url: url, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"old\"", lastModified: nil
         ).encoded()
-        let resumed = Self.destination()
-        let (_, finished) = await run { completion in
-            manager.downloadTask(
-                withResumeData: resumeData, destination: { _, _ in resumed },
-                options: [.createIntermediateDirectories], completionHandler: completion)
-        }
+        let (finished, resumed) = await resume(manager, resumeData)
         #expect(finished.error == nil)
         #expect(finished.response?.statusCode == 200)
         let expected = Data(repeating: UInt8(ascii: "*"), count: 20000)
@@ -171,12 +169,7 @@ struct DownloadResumeTests {
         let manager = manager(transport)
         let resumeData = try #require(try await interruptedDownload(manager, URLRequest(url: url), after: 10_000))
         #expect(try DownloadResumeData(data: resumeData).entityTag == "range102400")
-        let destination = Self.destination()
-        let (_, finished) = await run { completion in
-            manager.downloadTask(
-                withResumeData: resumeData, destination: { _, _ in destination },
-                options: [.createIntermediateDirectories], completionHandler: completion)
-        }
+        let (finished, destination) = await resume(manager, resumeData)
         #expect(finished.error == nil)
         #expect(finished.response?.statusCode == 206)
         let expected = Data((0..<102_400).map { UInt8(ascii: "a") + UInt8($0 % 26) })
@@ -195,14 +188,9 @@ struct DownloadResumeTests {
             url: server.fileURL, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"v1\"",
             lastModified: nil
         ).encoded()
-        let destination = Self.destination()
         let manager = manager("NIOTransport")
         defer { withExtendedLifetime(manager) {} }
-        let (_, finished) = await run { completion in
-            manager.downloadTask(
-                withResumeData: resumeData, destination: { _, _ in destination },
-                options: [.createIntermediateDirectories], completionHandler: completion)
-        }
+        let (finished, destination) = await resume(manager, resumeData)
         #expect(finished.error == nil)
         #expect(try Data(contentsOf: destination) == current)
         #expect(server.requests.map(\.range) == ["bytes=5000-", nil])
