@@ -172,7 +172,8 @@ final class SessionCore: TaskController {
         var redirects = 0
         var authenticationAttempts = 0
         let (hooks, securityPolicies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
-        let cachePlan = cachePlan(for: request, task: task, delegate: delegate)
+        var cachePlan = cachePlan(for: request, task: task, delegate: delegate)
+        var addedConditions: [String] = []
         switch cachePlan {
         case .cached(let cached):
             try deliverCached(cached, task: task, delegate: delegate, hooks: hooks)
@@ -184,6 +185,7 @@ final class SessionCore: TaskController {
         case .revalidate(_, let conditions):
             for (name, value) in conditions where request.value(forHTTPHeaderField: name) == nil {
                 request.setValue(value, forHTTPHeaderField: name)
+                addedConditions.append(name)
             }
         case .network:
             break
@@ -213,7 +215,12 @@ final class SessionCore: TaskController {
                 redirects += 1
                 if redirects > configuration.maximumRedirects { throw tooManyRedirects(task, http) }
                 let proposed = hooks.willPerformRedirection.map { $0(task, http, redirect.request) } ?? redirect.request
-                if let next = proposed {
+                if var next = proposed {
+                    if case .revalidate = cachePlan {
+                        // The stored validators belong to the first URL, not to where the redirect leads.
+                        for name in addedConditions { next.setValue(nil, forHTTPHeaderField: name) }
+                        cachePlan = .network(store: true)
+                    }
                     let key = "\(next.httpMethod ?? "GET") \(next.url?.absoluteString ?? "")"
                     if visited.contains(key) { throw tooManyRedirects(task, http) }
                     if !redirect.keepsBody {

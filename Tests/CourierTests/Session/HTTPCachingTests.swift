@@ -135,6 +135,25 @@ struct HTTPCachingTests {
     }
 
     @Test
+    func validatorsOfTheFirstURLAreNotSentWhereARedirectLeads() async throws {
+        // A stale entry for a URL that now redirects: its ETag must not reach the redirect's target, which would
+        // answer 304 for it and have the stale body delivered for a different resource.
+        let first = try await HTTPBin.url("redirect-to?url=/etag/abc")
+        let cache = Self.newCache()
+        let stale = try #require(
+            HTTPURLResponse(
+                url: first, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["ETag": "abc", "Cache-Control": "no-cache"]))
+        cache.storeCachedResponse(
+            CachedURLResponse(response: stale, data: Data("stale".utf8)), for: URLRequest(url: first))
+        let manager = manager(cache: cache)
+        let (response, data) = try await get(manager, URLRequest(url: first))
+        #expect(response?.statusCode == 200)
+        #expect(response?.url?.path == "/etag/abc")
+        #expect(data != Data("stale".utf8))
+    }
+
+    @Test
     func freshnessFollowsMaxAgeExpiresAndDate() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         let now = Date()
