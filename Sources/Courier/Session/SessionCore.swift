@@ -528,13 +528,13 @@ final class SessionCore: TaskController {
         let group = settings.completionGroup ?? Self.defaultCompletionGroup
 
         delegate.stream?.finish(error)
-        let deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void = {
-            object, failure, info in
+        let deliver: Delivery = { object, failure, info, afterward in
             delegate.finishProgress(succeeded: failure == nil)
             let complete: @Sendable () -> Void = {
                 delegate.completion?(response, object, failure)
                 self.announceCompletion(
                     of: task, serializer: delegate.serializer, userInfo: info, object: object, error: failure)
+                afterward?()
             }
             if let queue {
                 queue.async(group: group, execute: complete)
@@ -546,12 +546,12 @@ final class SessionCore: TaskController {
         if let error {
             let isDownload = delegate.isDownload
             delegate.abandonDownloadFile(request: task.currentRequest, response: response)
-            deliver(nil, error, isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData])
+            deliver(nil, error, isDownload ? [:] : [SessionNotificationKey.responseData: delegate.receivedData], nil)
             return
         }
         delegate.dropResumeDataRequest()
         if delegate.stream != nil {
-            deliver(nil, nil, [:])
+            deliver(nil, nil, [:], nil)
             return
         }
         // Serialization runs here, in the task's runner on Swift's concurrent pool: off the transport's threads,
@@ -563,9 +563,9 @@ final class SessionCore: TaskController {
         let data = delegate.receivedData
         do {
             let object = try delegate.serializer.serialize(response: response, data: data)
-            deliver(object, nil, [SessionNotificationKey.responseData: data])
+            deliver(object, nil, [SessionNotificationKey.responseData: data], nil)
         } catch {
-            deliver(nil, attachingRequest(of: task, to: error), [SessionNotificationKey.responseData: data])
+            deliver(nil, attachingRequest(of: task, to: error), [SessionNotificationKey.responseData: data], nil)
         }
     }
 
@@ -600,7 +600,7 @@ final class SessionCore: TaskController {
 
     private func finishDownload(
         _ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL, settings: Settings,
-        deliver: @Sendable ((any Sendable)?, (any Error)?, [String: any Sendable]) -> Void
+        deliver: Delivery
     ) {
         let response = task.response
         let destination =
@@ -610,8 +610,9 @@ final class SessionCore: TaskController {
             ?? delegate.destination?(temporaryURL, response)
         guard let destination else {
             // No destination: the file is the caller's to use during the completion handler only.
-            deliver(temporaryURL, nil, [SessionNotificationKey.assetPath: temporaryURL])
-            try? FileManager.default.removeItem(at: temporaryURL)
+            deliver(temporaryURL, nil, [SessionNotificationKey.assetPath: temporaryURL]) {
+                try? FileManager.default.removeItem(at: temporaryURL)
+            }
             return
         }
         do {
@@ -627,9 +628,9 @@ final class SessionCore: TaskController {
             post(.downloadTaskDidMoveFileSuccessfully, task: task, userInfo: nil)
             do {
                 try (delegate.serializer as? any ResponseValidating)?.validate(response: response, data: nil)
-                deliver(destination, nil, [SessionNotificationKey.assetPath: destination])
+                deliver(destination, nil, [SessionNotificationKey.assetPath: destination], nil)
             } catch {
-                deliver(destination, error, [SessionNotificationKey.assetPath: destination])
+                deliver(destination, error, [SessionNotificationKey.assetPath: destination], nil)
             }
         } catch {
             try? FileManager.default.removeItem(at: temporaryURL)
@@ -637,9 +638,17 @@ final class SessionCore: TaskController {
                 reason: "The download could not be moved to \(destination.path).", underlyingError: error,
                 context: CourierError.Context(request: task.currentRequest, response: response))
             post(.downloadTaskDidFailToMoveFile, task: task, userInfo: [SessionNotificationKey.error: failure])
-            deliver(destination, failure, [SessionNotificationKey.assetPath: destination])
+            deliver(destination, failure, [SessionNotificationKey.assetPath: destination], nil)
         }
     }
+
+    /// Hands a finished task's object or error to its completion handler (on the completion queue, in the completion
+    /// group), then posts the notification; `afterward` runs once both are done.
+    typealias Delivery =
+        @Sendable (
+            _ object: (any Sendable)?, _ error: (any Error)?, _ userInfo: [String: any Sendable],
+            _ afterward: (@Sendable () -> Void)?
+        ) -> Void
 
     // MARK: Notifications and events
 

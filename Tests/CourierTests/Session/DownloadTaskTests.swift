@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Where finished downloads go: destinations and their options, the manager-level hook, AFNetworking's
+/// notifications, and the temporary file's lifetime.
+@Suite(.timeLimit(.minutes(1)))
+struct DownloadTaskTests {
+    struct Finished: Sendable {
+        var url: URL?
+        var error: (any Error)?
+        /// Whether the delivered file existed while the completion handler ran.
+        var existedDuringCompletion: Bool
+    }
+
+    let body = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    func folder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("courier-download-\(UUID().uuidString)")
+    }
+
+    func download(
+        _ manager: SessionManager, _ url: URL, destination: DownloadDestination?, options: DownloadOptions = []
+    ) async -> (DownloadTask, Finished) {
+        let outcome = Outcome()
+        let finished = Locked<Finished?>(nil)
+        let task = manager.downloadTask(with: URLRequest(url: url), destination: destination, options: options) {
+            _, object, error in
+            let file = object as? URL
+            finished.withLock {
+                $0 = Finished(
+                    url: file, error: error,
+                    existedDuringCompletion: file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false)
+            }
+            outcome.fulfill(error)
+        }
+        task.resume()
+        _ = try? await outcome.value()
+        return (task, finished.value ?? Finished(existedDuringCompletion: false))
+    }
+
+    /// Counts the notification `name` posted for `task`s of this test only.
+    final class NotificationCounter: Sendable {
+        private let count = Locked(0)
+        private let observer: Locked<(any NSObjectProtocol)?> = Locked(nil)
+
+        init(_ name: Notification.Name, object: @escaping @Sendable (Any?) -> Bool) {
+            let count = count
+            let token = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) {
+                notification in
+                if object(notification.object) { count.withLock { $0 += 1 } }
+            }
+            observer.withLock { $0 = token }
+        }
+
+        var value: Int { count.value }
+
+        deinit {
+            if let token = observer.withLock({ $0 }) { NotificationCenter.default.removeObserver(token) }
+        }
+    }
+
+    @Test
+    func aMovedDownloadPostsMovedSuccessfullyOnce() async throws {
+        let server = try await RangeServer.start(body)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        let target = folder().appendingPathComponent("nested/file.bin")
+        let moved = NotificationCounter(.downloadTaskDidMoveFileSuccessfully) {
+            ($0 as? DownloadTask)?.originalRequest?.url == server.fileURL
+        }
+        let (_, finished) = await download(
+            manager, server.fileURL, destination: { _, _ in target }, options: [.createIntermediateDirectories])
+        #expect(finished.error == nil)
+        #expect(finished.url == target)
+        #expect(try Data(contentsOf: target) == body)
+        #expect(moved.value == 1)
+        try? FileManager.default.removeItem(at: target.deletingLastPathComponent().deletingLastPathComponent())
+    }
+
+    @Test
+    func aMoveThatFailsPostsFailedToMoveAndFailsTheTask() async throws {
+        let server = try await RangeServer.start(body)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        let failed = NotificationCounter(.downloadTaskDidFailToMoveFile) {
+            ($0 as? DownloadTask)?.originalRequest?.url == server.fileURL
+        }
+        // The folder does not exist and the options do not allow creating it.
+        let target = folder().appendingPathComponent("missing/file.bin")
+        let (_, finished) = await download(manager, server.fileURL, destination: { _, _ in target })
+        #expect((finished.error as? CourierError)?.errorCode == -3000)
+        #expect(failed.value == 1)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+
+        // An existing file is only replaced with removePreviousFile.
+        let existing = folder().appendingPathComponent("file.bin")
+        try FileManager.default.createDirectory(
+            at: existing.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: existing)
+        let (_, kept) = await download(manager, server.fileURL, destination: { _, _ in existing })
+        #expect((kept.error as? CourierError)?.errorCode == -3000)
+        #expect(try Data(contentsOf: existing) == Data("old".utf8))
+        let (_, replaced) = await download(
+            manager, server.fileURL, destination: { _, _ in existing }, options: [.removePreviousFile])
+        #expect(replaced.error == nil)
+        #expect(try Data(contentsOf: existing) == body)
+        try? FileManager.default.removeItem(at: existing.deletingLastPathComponent())
+    }
+
+    @Test
+    func theManagerHookTakesPrecedenceOverTheTaskDestination() async throws {
+        let server = try await RangeServer.start(body)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        let base = folder()
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        let chosenByHook = base.appendingPathComponent("hook.bin")
+        let chosenByTask = base.appendingPathComponent("task.bin")
+        manager.hooks.downloadTaskDidFinishDownloading = { _, _, _ in chosenByHook }
+        let (_, finished) = await download(manager, server.fileURL, destination: { _, _ in chosenByTask })
+        #expect(finished.url == chosenByHook)
+        #expect(try Data(contentsOf: chosenByHook) == body)
+        #expect(!FileManager.default.fileExists(atPath: chosenByTask.path))
+        try? FileManager.default.removeItem(at: base)
+    }
+
+    @Test
+    func withoutADestinationTheTemporaryFileLivesOnlyDuringTheCompletionHandler() async throws {
+        let server = try await RangeServer.start(body)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        let (_, finished) = await download(manager, server.fileURL, destination: nil)
+        let temporary = try #require(finished.url)
+        #expect(finished.existedDuringCompletion)
+        #expect(!FileManager.default.fileExists(atPath: temporary.path))
+    }
+
+    @Test
+    func aFailedDownloadLeavesNoTemporaryFile() async throws {
+        let server = try await FaultServer.start(.closeMidBody)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        manager.completionQueue = DispatchQueue(label: "test.completion")
+        let outcome = Outcome()
+        let task = manager.downloadTask(with: URLRequest(url: server.baseURL)) { _, _, error in
+            outcome.fulfill(error)
+        }
+        let temporary = try #require(manager.core.delegate(for: task)?.state.withLock { $0.downloadURL })
+        #expect(FileManager.default.fileExists(atPath: temporary.path))
+        task.resume()
+        #expect((try await outcome.value() as? CourierError)?.errorCode == -1005)
+        #expect(!FileManager.default.fileExists(atPath: temporary.path))
+    }
+}
