@@ -149,10 +149,19 @@ final class NIOTrustGate: Sendable {
                         context: context, serverHostname: sniHost,
                         customVerificationCallback: { certificates, promise in
                             let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
-                            let evaluation = policy.evaluation(
-                                of: ServerTrust(certificateChain: chain), forDomain: host)
-                            outcome.withLock { $0 = (evaluation, chain.first) }
-                            promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
+                            // Evaluating may read and parse the system's roots (seconds in a debug build, file
+                            // I/O in any): never on the event loop, which serves every other connection too.
+                            NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) {
+                                policy.evaluation(of: ServerTrust(certificateChain: chain), forDomain: host)
+                            }.whenComplete { result in
+                                switch result {
+                                case .success(let evaluation):
+                                    outcome.withLock { $0 = (evaluation, chain.first) }
+                                    promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
+                                case .failure:
+                                    promise.succeed(.failed)
+                                }
+                            }
                         })
                     let promise = channel.eventLoop.makePromise(of: Void.self)
                     handshakeDone.withLock { $0 = promise.futureResult }
