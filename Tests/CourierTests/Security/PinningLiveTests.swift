@@ -21,8 +21,9 @@ import Testing
         leaf: IssuedCertificate, intermediate: CertificateAuthority? = Self.chain.intermediate,
         _ body: (NginxTLS) async throws -> Void
     ) async throws {
-        let server = try NginxTLS(chainPEM: leaf.pem + (intermediate?.issued.pem ?? ""), keyPEM: leaf.privateKeyPEM)
-        defer { server.stop() }
+        let server = try await NginxTLS.start(
+            chainPEM: leaf.pem + (intermediate?.issued.pem ?? ""), keyPEM: leaf.privateKeyPEM)
+        defer { server.stopInBackground() }
         try await body(server)
     }
 
@@ -238,10 +239,10 @@ import Testing
     @Test(arguments: httpVersions)
     func clientCertificate(http2: Bool) async throws {
         let client = try Self.chain.intermediate.leaf(commonName: "Courier Client", dnsNames: [], ipAddresses: [])
-        let server = try NginxTLS(
+        let server = try await NginxTLS.start(
             chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM,
             clientCAsPEM: Self.chain.root.issued.pem + Self.chain.intermediate.issued.pem)
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let transport = transport(http2: http2)
         defer { Task { await transport.shutdown() } }
         var policy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [Self.chain.root.der])

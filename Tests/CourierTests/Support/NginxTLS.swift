@@ -80,6 +80,23 @@ final class NginxTLS: Sendable {
         try waitUntilListening()
     }
 
+    /// Starts nginx as ``init(chainPEM:keyPEM:clientCAsPEM:)`` does, on a Dispatch thread: starting waits for the
+    /// port synchronously, which must not block a thread of Swift's cooperative pool (two threads here) that the
+    /// tests running in parallel need.
+    static func start(chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil) async throws -> NginxTLS {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result { try NginxTLS(chainPEM: chainPEM, keyPEM: keyPEM, clientCAsPEM: clientCAsPEM) })
+            }
+        }
+    }
+
+    /// Stops nginx on a Dispatch thread, for the same reason as ``start(chainPEM:keyPEM:clientCAsPEM:)``.
+    func stopInBackground() {
+        DispatchQueue.global().async { self.stop() }
+    }
+
     /// Stops nginx (the wrapper then exits) and removes its files.
     func stop() {
         if let text = try? String(contentsOf: directory.appendingPathComponent("child.pid"), encoding: .utf8),
