@@ -241,9 +241,8 @@ private struct FileBuffers: AsyncSequence, Sendable {
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let source: FileBuffers
-        var handle: FileHandle?
+        var reader: FileChunkReader?
         var sent: Int64 = 0
-        var finished = false
         var brake = WriteQueueBrake()
         let allocator = ByteBufferAllocator()
 
@@ -252,34 +251,21 @@ private struct FileBuffers: AsyncSequence, Sendable {
         }
 
         mutating func next() async throws -> ByteBuffer? {
-            guard !finished else { return nil }
             try await brake.waitForEarlierWrites()
-            if handle == nil { handle = try FileHandle(forReadingFrom: source.url) }
-            guard let handle else { return nil }
-            let remaining = source.length - sent
-            // One byte past the announced end: reading it means the file grew.
-            let wanted = Int(Swift.min(Int64(source.chunkSize), Swift.max(remaining, 1)))
-            var buffer = allocator.buffer(capacity: wanted)
-            let descriptor = handle.fileDescriptor
-            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { pointer in
-                while true {
-                    let result = read(descriptor, pointer.baseAddress, wanted)
-                    if result >= 0 { return result }
-                    if errno != EINTR { throw IOError(errnoCode: errno, reason: "read") }
+            if reader == nil {
+                reader = try FileChunkReader(
+                    url: source.url, chunkSize: source.chunkSize, expectedLength: source.length)
+            }
+            let allocator = allocator
+            let read = try reader?.next { count, descriptor in
+                var buffer = allocator.buffer(capacity: count)
+                let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) {
+                    try FileChunkReader.read(descriptor, into: $0, count: count)
                 }
+                return (buffer, read)
             }
-            if count == 0 {
-                finished = true
-                try? handle.close()
-                guard remaining == 0 else {
-                    throw FileChangedError(url: source.url, expected: source.length, read: sent)
-                }
-                return nil
-            }
-            sent += Int64(count)
-            guard sent <= source.length else {
-                throw FileChangedError(url: source.url, expected: source.length, read: sent)
-            }
+            guard let buffer = read else { return nil }
+            sent += Int64(buffer.readableBytes)
             source.progress?(sent)
             return buffer
         }

@@ -72,16 +72,23 @@ public struct RequestBody: Sendable {
     }
 }
 
-/// Reads a file in chunks and checks that it is exactly as long as it was when the body was made, so a file that
-/// changes size during an upload fails it instead of being truncated or padded.
+/// Reads a file in chunks and checks that it is exactly as long as it was announced, so a file that changes size
+/// during an upload fails it instead of being truncated or padded. At the announced end one more byte is asked for:
+/// getting it means the file grew.
+///
+/// The one file reader of uploads: ``RequestBody/file(_:chunkSize:)`` reads `Data` with it, a transport may read
+/// into its own buffers with ``next(reading:)``, and multipart forms read their file parts with it.
 ///
 /// `@unchecked Sendable`: the handle and offset are only touched under `state`'s lock.
-private final class FileChunkReader: @unchecked Sendable {
+final class FileChunkReader: @unchecked Sendable {
     private let state: Locked<(handle: FileHandle, sent: Int64)>
     private let chunkSize: Int
     private let expectedLength: Int64
     private let url: URL
 
+    /// Opens the file.
+    ///
+    /// - Throws: the file system's error when the file cannot be opened.
     init(url: URL, chunkSize: Int, expectedLength: Int64) throws {
         self.state = Locked((try FileHandle(forReadingFrom: url), 0))
         self.chunkSize = max(1, chunkSize)
@@ -89,22 +96,48 @@ private final class FileChunkReader: @unchecked Sendable {
         self.url = url
     }
 
+    /// The next chunk as `Data`, or `nil` at the end.
+    ///
+    /// - Throws: ``FileChangedError`` when the file turns out longer or shorter than announced.
     func next() throws -> Data? {
+        try next { count, descriptor in
+            var data = Data(count: count)
+            let read = try data.withUnsafeMutableBytes { try Self.read(descriptor, into: $0, count: count) }
+            data.count = read
+            return (data, read)
+        }
+    }
+
+    /// The next chunk, read by `read` into storage of its own, or `nil` at the end.
+    ///
+    /// - Parameter read: given how many bytes to ask for and the file's descriptor, makes a chunk, fills it (with
+    ///   ``read(_:into:count:)``) and returns it with the number of bytes read; `0` means the end of the file.
+    /// - Throws: ``FileChangedError`` when the file turns out longer or shorter than announced.
+    func next<Chunk>(reading read: (_ count: Int, _ descriptor: Int32) throws -> (Chunk, Int)) throws -> Chunk? {
         try state.withLock { state in
             let remaining = expectedLength - state.sent
-            let chunk = try state.handle.read(upToCount: Int(min(Int64(chunkSize), max(remaining, 1)))) ?? Data()
-            if chunk.isEmpty {
+            let (chunk, count) = try read(Int(min(Int64(chunkSize), max(remaining, 1))), state.handle.fileDescriptor)
+            if count == 0 {
                 try? state.handle.close()
                 guard remaining == 0 else {
                     throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
                 }
                 return nil
             }
-            state.sent += Int64(chunk.count)
+            state.sent += Int64(count)
             guard state.sent <= expectedLength else {
                 throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
             }
             return chunk
+        }
+    }
+
+    /// `read(2)` of up to `count` bytes into `buffer`, retried when interrupted; `0` at the end of the file.
+    static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int) throws -> Int {
+        while true {
+            let result = Foundation.read(descriptor, buffer.baseAddress, min(count, buffer.count))
+            if result >= 0 { return result }
+            if errno != EINTR { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         }
     }
 

@@ -443,17 +443,13 @@ private final class MultipartStream {
     private var index = 0
     private var offset = 0
     private var checkedFiles = false
-    private var file: FileHandle?
+    private var file: FileChunkReader?
     private var stream: DataChunks.AsyncIterator?
     private var leftover = Data()
     private var produced: Int64 = 0
 
     init(plan: StreamPlan) {
         self.plan = plan
-    }
-
-    deinit {
-        try? file?.close()
     }
 
     func next() async throws -> Data? {
@@ -513,32 +509,23 @@ private final class MultipartStream {
     private func readFile(_ url: URL, length: Int64) throws -> Data? {
         if file == nil {
             do {
-                file = try FileHandle(forReadingFrom: url)
+                file = try FileChunkReader(url: url, chunkSize: plan.chunkSize, expectedLength: length)
             } catch {
                 throw CourierError.multipartEncodingFailed(
                     reason: "File URL not reachable.", fileURL: url, underlyingError: error)
             }
         }
-        guard let handle = file else { return nil }
-        let remaining = length - produced
-        // At the announced end, one more byte is asked for: getting it means the file grew.
-        let wanted = remaining > 0 ? Int(min(Int64(plan.chunkSize), remaining)) : 1
-        let chunk: Data
+        let chunk: Data?
         do {
-            chunk = try handle.read(upToCount: wanted) ?? Data()
+            chunk = try file?.next()
+        } catch let error as FileChangedError {
+            throw Self.changed(url, expected: error.expected, read: error.read)
         } catch {
             throw CourierError.fileOperationFailed(
                 reason: "The file \(url.path) could not be read.", underlyingError: error,
                 context: CourierError.Context())
         }
-        if chunk.isEmpty {
-            guard remaining == 0 else { throw Self.changed(url, expected: length, read: produced) }
-            try? handle.close()
-            file = nil
-            return nil
-        }
-        guard remaining > 0 else { throw Self.changed(url, expected: length, read: produced + Int64(chunk.count)) }
-        produced += Int64(chunk.count)
+        if chunk == nil { file = nil }
         return chunk
     }
 
