@@ -22,6 +22,10 @@ final class ChunkHandoff: Sendable {
 
     private let state = Locked(State())
 
+    /// What ``head()`` throws when the task ended without an error but before a head was delivered.
+    private static let endedBeforeHead = CourierError.badServerResponse(
+        reason: "the response ended before its head arrived", underlyingError: nil, context: CourierError.Context())
+
     // MARK: Producer (the task's runner)
 
     /// Publishes the final response head to ``head()``'s callers.
@@ -103,12 +107,7 @@ final class ChunkHandoff: Sendable {
             }
             return (state.headWaiters, state.producer, state.consumer)
         }
-        let failure =
-            error
-            ?? CourierError.badServerResponse(
-                reason: "the response ended before its head arrived", underlyingError: nil,
-                context: CourierError.Context())
-        headWaiters.forEach { $0.resume(throwing: failure) }
+        headWaiters.forEach { $0.resume(throwing: error ?? Self.endedBeforeHead) }
         producer?.resume(throwing: CancellationError())
         // A waiting consumer means the slot is empty: nothing is lost by ending it now.
         guard let consumer else { return }
@@ -122,15 +121,13 @@ final class ChunkHandoff: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let result = state.withLock { state -> Result<HTTPURLResponse, any Error>? in
                 if let head = state.head { return .success(head) }
-                if case .failure(let error) = state.end { return .failure(error) }
-                if state.end != nil {
-                    return .failure(
-                        CourierError.badServerResponse(
-                            reason: "the response ended before its head arrived", underlyingError: nil,
-                            context: CourierError.Context()))
+                switch state.end {
+                case .failure(let error): return .failure(error)
+                case .success: return .failure(Self.endedBeforeHead)
+                case nil:
+                    state.headWaiters.append(continuation)
+                    return nil
                 }
-                state.headWaiters.append(continuation)
-                return nil
             }
             if let result { continuation.resume(with: result) }
         }
