@@ -65,29 +65,33 @@ enum HTTPCaching {
             if fields.contains(where: { $0 != "accept-encoding" }) { return false }
         }
         // Worth keeping only if it can be fresh or revalidated.
-        return freshnessLifetime(response) != nil || response.value(forHTTPHeaderField: "ETag") != nil
+        let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate)
+        return freshnessLifetime(response, cacheControl: responseDirectives, date: date) != nil
+            || response.value(forHTTPHeaderField: "ETag") != nil
             || response.value(forHTTPHeaderField: "Last-Modified") != nil
     }
 
     /// Whether a stored response can be used without asking the server: its age is below its freshness lifetime
     /// (`max-age`, else `Expires - Date`). Without a `Date` its age is unknown, so it is stale; `no-cache` always is.
     static func isFresh(_ response: HTTPURLResponse, now: Date) -> Bool {
-        let responseDirectives = directives(response.value(forHTTPHeaderField: "Cache-Control"))
-        guard responseDirectives["no-cache"] == nil, let lifetime = freshnessLifetime(response),
-            let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate)
+        let cacheControl = directives(response.value(forHTTPHeaderField: "Cache-Control"))
+        guard cacheControl["no-cache"] == nil,
+            let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate),
+            let lifetime = freshnessLifetime(response, cacheControl: cacheControl, date: date)
         else { return false }
         let age =
             max(0, now.timeIntervalSince(date)) + (response.value(forHTTPHeaderField: "Age").flatMap(Double.init) ?? 0)
         return age < lifetime
     }
 
-    /// `max-age`, or `Expires - Date`, in seconds.
-    static func freshnessLifetime(_ response: HTTPURLResponse) -> TimeInterval? {
-        let responseDirectives = directives(response.value(forHTTPHeaderField: "Cache-Control"))
-        if let maxAge = responseDirectives["max-age"].flatMap({ $0 }).flatMap(Double.init) { return maxAge }
-        guard let expires = response.value(forHTTPHeaderField: "Expires").flatMap(parseDate),
-            let date = response.value(forHTTPHeaderField: "Date").flatMap(parseDate)
-        else { return nil }
+    /// `max-age`, or `Expires - Date`, in seconds; `cacheControl` and `date` are the response's, already parsed.
+    static func freshnessLifetime(
+        _ response: HTTPURLResponse, cacheControl: [String: String?], date: Date?
+    ) -> TimeInterval? {
+        if let maxAge = cacheControl["max-age"].flatMap({ $0 }).flatMap(Double.init) { return maxAge }
+        guard let date, let expires = response.value(forHTTPHeaderField: "Expires").flatMap(parseDate) else {
+            return nil
+        }
         return expires.timeIntervalSince(date)
     }
 
