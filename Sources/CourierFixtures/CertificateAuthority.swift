@@ -27,21 +27,18 @@ public struct CertificateAuthority: Sendable {
     ///   - commonName: the subject's CN.
     ///   - validity: when the certificate is valid; ``Validity/current`` by default.
     public static func root(commonName: String, validity: Validity = .current) throws -> CertificateAuthority {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName {
-            CommonName(commonName)
-            OrganizationName("Courier Fixtures")
-        }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-            notValidBefore: validity.notBefore, notValidAfter: validity.notAfter, issuer: name, subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Self.authorityExtensions(key: key), issuerPrivateKey: .init(key))
-        return CertificateAuthority(issued: try IssuedCertificate(certificate: certificate, privateKey: key))
+        try makeAuthority(commonName: commonName, validity: validity, signedBy: nil)
     }
 
     /// An intermediate CA signed by this authority.
     public func intermediate(commonName: String, validity: Validity = .current) throws -> CertificateAuthority {
+        try Self.makeAuthority(commonName: commonName, validity: validity, signedBy: issued)
+    }
+
+    /// A CA certificate with a new key, signed by `issuer`, or by itself when there is none.
+    private static func makeAuthority(
+        commonName: String, validity: Validity, signedBy issuer: IssuedCertificate?
+    ) throws -> CertificateAuthority {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName {
             CommonName(commonName)
@@ -49,9 +46,9 @@ public struct CertificateAuthority: Sendable {
         }
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-            notValidBefore: validity.notBefore, notValidAfter: validity.notAfter, issuer: issued.certificate.subject,
-            subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: try Self.authorityExtensions(key: key),
-            issuerPrivateKey: .init(issued.privateKey))
+            notValidBefore: validity.notBefore, notValidAfter: validity.notAfter,
+            issuer: issuer?.certificate.subject ?? name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Self.authorityExtensions(key: key), issuerPrivateKey: .init(issuer?.privateKey ?? key))
         return CertificateAuthority(issued: try IssuedCertificate(certificate: certificate, privateKey: key))
     }
 
