@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import Courier
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -186,5 +188,63 @@ struct TransportOnly<Kind: CourierTransportKind>: BenchClient {
 
     func shutdown() async {
         await transport.shutdown()
+    }
+}
+
+/// Diagnostic, not in the default set (`--clients ahc-delegate`): AsyncHTTPClient's older delegate API
+/// (`execute(request:delegate:)`), the body gathered on the event loop and one future awaited; the API
+/// `NIOTransport` collects bodies with.
+final class RawAsyncHTTPClientDelegate: BenchClient {
+    let client: HTTPClient
+    let url: String
+
+    init(url: URL) {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: poolSize)
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        self.url = url.absoluteString
+    }
+
+    /// Gathers the head and body; its state is touched only on the task's event loop, in order, and the lock makes
+    /// that visible to the thread reading the result.
+    final class Gather: HTTPClientResponseDelegate, @unchecked Sendable {
+        typealias Response = (HTTPResponseStatus, ByteBuffer)
+        private let lock = NIOLock()
+        private var status: HTTPResponseStatus = .ok
+        private var body = ByteBuffer()
+
+        func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            lock.withLock { status = head.status }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            lock.withLock {
+                var buffer = buffer
+                body.writeBuffer(&buffer)
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+            lock.withLock { (status, body) }
+        }
+    }
+
+    func fetch() async throws -> UserPage {
+        let request = try HTTPClient.Request(url: url)
+        let task = client.execute(request: request, delegate: Gather(), deadline: .now() + .seconds(30))
+        let (status, body) = try await withTaskCancellationHandler {
+            try await task.futureResult.get()
+        } onCancel: {
+            task.cancel()
+        }
+        guard status == .ok else { throw BenchError(description: "AHC: status \(status.code)") }
+        return try JSONDecoder().decode(UserPage.self, from: body)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
     }
 }

@@ -117,6 +117,9 @@ struct CourierBench {
         case .courierURLSession:
             return try await measure(
                 CourierClient<OnURLSession>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
+        case .asyncHTTPClientDelegate:
+            return try await measure(
+                RawAsyncHTTPClientDelegate(url: payloadURL), requests: requests, concurrency: concurrency)
         case .asyncHTTPClientLikeNIOTransport:
             return try await measure(
                 RawAsyncHTTPClient(url: payloadURL, likeNIOTransport: true), requests: requests,
@@ -244,6 +247,7 @@ enum ClientKind: String, CaseIterable, Hashable {
     case transportNIO = "transport-nio"
     case transportURLSession = "transport-urlsession"
     case asyncHTTPClientLikeNIOTransport = "ahc-nio-config"
+    case asyncHTTPClientDelegate = "ahc-delegate"
 
     /// What a run measures unless `--clients` says otherwise; the transport-only kinds are for diagnosis.
     static let standard: [ClientKind] = [.asyncHTTPClient, .courierNIO, .urlSession, .courierURLSession]
@@ -257,6 +261,7 @@ enum ClientKind: String, CaseIterable, Hashable {
         case .transportNIO: "NIOTransport.send only"
         case .transportURLSession: "URLSessionTransport.send only"
         case .asyncHTTPClientLikeNIOTransport: "raw AHC, NIOTransport's config"
+        case .asyncHTTPClientDelegate: "raw AHC, delegate API"
         }
     }
 }

@@ -254,12 +254,12 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             completion: nil, completionQueue: nil)
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
-        guard let response = task.response else {
+        guard let head = task.head else {
             throw CourierError.badServerResponse(
                 reason: "no response", underlyingError: nil, context: .init(request: request))
         }
         return Response(
-            request: task.currentRequest ?? request, response: response, data: data, value: value,
+            request: task.currentRequest ?? request, head: head, data: data, value: value,
             metrics: Response.Metrics(start: started, end: Date()))
     }
 

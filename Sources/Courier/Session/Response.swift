@@ -18,8 +18,13 @@ public struct Response<Value: Sendable>: Sendable {
 
     /// The last request sent (after redirects).
     public var request: URLRequest
-    /// The HTTP response.
-    public var response: HTTPURLResponse
+    /// The HTTP response, made from the transport's head on first use (see ``statusCode`` for the cheap read).
+    public var response: HTTPURLResponse {
+        get { head.response ?? Self.placeholder(for: head) }
+        set { head = ResponseHead(newValue) }
+    }
+    /// The head as the transport delivered it.
+    private var head: ResponseHead
     /// The raw body.
     public var data: Data
     /// The serialized body.
@@ -28,5 +33,29 @@ public struct Response<Value: Sendable>: Sendable {
     public var metrics: Metrics
 
     /// The status code.
-    public var statusCode: Int { response.statusCode }
+    public var statusCode: Int { head.statusCode }
+
+    init(request: URLRequest, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
+        self.request = request
+        self.head = head
+        self.data = data
+        self.value = value
+        self.metrics = metrics
+    }
+
+    init(request: URLRequest, response: HTTPURLResponse, data: Data, value: Value, metrics: Metrics) {
+        self.init(request: request, head: ResponseHead(response), data: data, value: value, metrics: metrics)
+    }
+
+    /// Foundation refuses no head the session accepted (corelibs never returns `nil`, Apple's only for a status it
+    /// cannot represent); if it ever does, the status and URL survive without the header fields.
+    private static func placeholder(for head: ResponseHead) -> HTTPURLResponse {
+        if let bare = HTTPURLResponse(url: head.url, statusCode: head.statusCode, httpVersion: nil, headerFields: nil) {
+            return bare
+        }
+        guard let ok = HTTPURLResponse(url: head.url, statusCode: 200, httpVersion: nil, headerFields: nil) else {
+            preconditionFailure("Foundation refused to make a bare 200 response")  // constant arguments: unreachable
+        }
+        return ok
+    }
 }

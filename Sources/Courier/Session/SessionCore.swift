@@ -106,6 +106,16 @@ final class SessionCore: TaskController {
     func runTyped<Serializer: ResponseSerializer>(
         _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
     ) async throws -> (Serializer.SerializedObject, Data) {
+        if collects(task, delegate: delegate, hooks: settings.withLock { $0.hooks }) {
+            // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
+            // runner task and no hop to one.
+            task.attachRunner { delegate.exchange.cancel() }
+            return try await withTaskCancellationHandler {
+                try await runTypedBody(task, delegate: delegate, serializer: serializer)
+            } onCancel: {
+                task.cancel()
+            }
+        }
         let runner = Task { try await self.runTypedBody(task, delegate: delegate, serializer: serializer) }
         task.attachRunner { runner.cancel() }
         return try await withTaskCancellationHandler {
@@ -142,7 +152,7 @@ final class SessionCore: TaskController {
         } else {
             let data = delegate.receivedData
             do {
-                outcome = .success((try serializer.serialize(response: task.response, data: data), data))
+                outcome = .success((try serialize(data, of: task, with: serializer), data))
             } catch {
                 outcome = .failure(attachingRequest(of: task, to: error))
             }
@@ -172,6 +182,7 @@ final class SessionCore: TaskController {
         var redirects = 0
         var authenticationAttempts = 0
         let (hooks, securityPolicies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
+        let collect = collects(task, delegate: delegate, hooks: hooks)
         var cachePlan = cachePlan(for: request, task: task, delegate: delegate)
         var addedConditions: [String] = []
         switch cachePlan {
@@ -191,7 +202,7 @@ final class SessionCore: TaskController {
             break
         }
         while true {
-            try checkCancellation(task)
+            try checkCancellation(task, delegate: delegate)
             guard let url = request.url else { throw CourierError.invalidURL("") }
             visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
             task.mutable.withLock { $0.currentRequest = request }
@@ -199,22 +210,35 @@ final class SessionCore: TaskController {
                 request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
             outgoing.securityPolicy = try securityPolicies.policy(for: url)
             delegate.touch()
-            let response = try await transport.send(outgoing)
+            let response =
+                if collect, let collecting = transport as? any CollectingTransport {
+                    try await collecting.collect(
+                        outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
+                } else {
+                    try await transport.send(outgoing)
+                }
             delegate.touch()
-            guard let http = response.makeHTTPURLResponse() else {
-                throw CourierError.badServerResponse(
-                    reason: "the response head could not be read", underlyingError: nil, context: CourierError.Context()
-                )
-            }
-            task.mutable.withLock { $0.response = http }
+            let head = ResponseHead(response)
+            task.mutable.withLock { $0.response = head }
             storeCookies(from: response, for: request, url: url)
+            // Foundation's form of the head, made only on the paths that hand it out or read more than the status.
+            func http() throws -> HTTPURLResponse {
+                guard let http = head.response else {
+                    throw CourierError.badServerResponse(
+                        reason: "the response head could not be read", underlyingError: nil,
+                        context: CourierError.Context())
+                }
+                return http
+            }
 
-            if let redirect = RedirectPolicy.nextRequest(after: request, response: http),
+            if RedirectPolicy.statusCodes.contains(head.statusCode),
+                let redirect = RedirectPolicy.nextRequest(after: request, response: try http()),
                 redirect.keepsBody == false || body?.isReplayable ?? true
             {
                 redirects += 1
-                if redirects > configuration.maximumRedirects { throw tooManyRedirects(task, http) }
-                let proposed = hooks.willPerformRedirection.map { $0(task, http, redirect.request) } ?? redirect.request
+                if redirects > configuration.maximumRedirects { throw tooManyRedirects(task, try http()) }
+                let proposed =
+                    try hooks.willPerformRedirection.map { $0(task, try http(), redirect.request) } ?? redirect.request
                 if var next = proposed {
                     if case .revalidate = cachePlan {
                         // The stored validators belong to the first URL, not to where the redirect leads.
@@ -222,7 +246,7 @@ final class SessionCore: TaskController {
                         cachePlan = .network(store: true)
                     }
                     let key = "\(next.httpMethod ?? "GET") \(next.url?.absoluteString ?? "")"
-                    if visited.contains(key) { throw tooManyRedirects(task, http) }
+                    if visited.contains(key) { throw tooManyRedirects(task, try http()) }
                     if !redirect.keepsBody {
                         body = nil
                     } else if next.httpBody != redirect.request.httpBody {
@@ -234,7 +258,8 @@ final class SessionCore: TaskController {
                 }
             }
 
-            if let challenge = Authentication.challenge(in: http, previousFailureCount: authenticationAttempts),
+            if head.statusCode == 401,
+                let challenge = Authentication.challenge(in: try http(), previousFailureCount: authenticationAttempts),
                 body?.isReplayable ?? true
             {
                 let disposition = hooks.authenticationChallenge?(task, challenge) ?? .performDefaultHandling
@@ -256,7 +281,7 @@ final class SessionCore: TaskController {
                 }
             }
 
-            if case .revalidate(let cached, _) = cachePlan, http.statusCode == 304 {
+            if case .revalidate(let cached, _) = cachePlan, head.statusCode == 304 {
                 await discard(response.body)
                 try deliverCached(cached, task: task, delegate: delegate, hooks: hooks)
                 return
@@ -264,7 +289,7 @@ final class SessionCore: TaskController {
 
             let resumeOffset = delegate.state.withLock { $0.resumeOffset }
             if resumeOffset > 0 {
-                switch ResumeDecision(response: http, offset: resumeOffset) {
+                switch ResumeDecision(response: try http(), offset: resumeOffset) {
                 case .append:
                     break
                 case .restart:
@@ -279,21 +304,21 @@ final class SessionCore: TaskController {
                 }
             }
 
-            switch hooks.didReceiveResponse?(task, http) ?? .allow {
+            switch try hooks.didReceiveResponse.map({ $0(task, try http()) }) ?? .allow {
             case .allow: break
             case .cancel: throw CancellationError()
             case .becomeDownload: if !delegate.isDownload { try delegate.beginDownloadFile() }
             }
-            let length = Int64(http.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+            let length = head.contentLength
             let alreadyThere = delegate.state.withLock { $0.resumeOffset }
             let expected = length >= 0 ? alreadyThere + length : -1
             delegate.expectDownload(total: request.httpMethod?.uppercased() == "HEAD" ? 0 : expected)
             task.mutable.withLock { $0.bytesExpectedToReceive = expected }
-            delegate.stream?.deliver(head: http)
+            if let stream = delegate.stream { stream.deliver(head: try http()) }
             try await readBody(response.body, task: task, delegate: delegate, hooks: hooks)
             switch cachePlan {
             case .network(store: true), .revalidate:
-                store(http, for: request, task: task, delegate: delegate, hooks: hooks)
+                store(try http(), for: request, task: task, delegate: delegate, hooks: hooks)
             default: break
             }
             return
@@ -318,7 +343,7 @@ final class SessionCore: TaskController {
     ) throws {
         let response = cached.response as? HTTPURLResponse
         task.mutable.withLock { state in
-            state.response = response
+            state.response = response.map(ResponseHead.init)
             state.bytesExpectedToReceive = Int64(cached.data.count)
             state.bytesReceived = Int64(cached.data.count)
         }
@@ -346,7 +371,7 @@ final class SessionCore: TaskController {
         var iterator = body.makeAsyncIterator()
         while true {
             await task.waitWhileSuspended()
-            try checkCancellation(task)
+            try checkCancellation(task, delegate: delegate)
             guard let chunk = try await iterator.next() else { break }
             try delegate.didReceive(chunk)
             task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
@@ -419,9 +444,25 @@ final class SessionCore: TaskController {
         while remaining > 0, let chunk = try? await iterator.next() { remaining -= chunk.count }
     }
 
-    private func checkCancellation(_ task: SessionTask) throws {
-        if Task.isCancelled || task.isCancelling { throw CancellationError() }
+    private func checkCancellation(_ task: SessionTask, delegate: TaskDelegate) throws {
+        if Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled { throw CancellationError() }
     }
+
+    /// Whether the task's exchanges are collected whole by the transport (``CollectingTransport``): a data task with
+    /// a small in-memory body or none, whose head and chunks nobody watches (no stream, download, progress
+    /// closures or per-chunk hooks), on a transport that can collect.
+    private func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
+        guard transport is any CollectingTransport, task is DataTask, delegate.stream == nil,
+            delegate.uploadProgressHandler == nil, delegate.downloadProgressHandler == nil,
+            hooks.didReceiveResponse == nil, hooks.didReceiveData == nil, hooks.didSendBodyData == nil,
+            !delegate.isDownload
+        else { return false }
+        guard let body = delegate.uploadBody ?? task.originalRequest?.httpBody.map({ .data($0) }) else { return true }
+        return (body.data?.count ?? .max) <= Self.largestCollectedUpload
+    }
+
+    /// Larger bodies are streamed, with progress as they go.
+    static let largestCollectedUpload = 64 * 1024
 
     private func tooManyRedirects(_ task: SessionTask, _ response: HTTPURLResponse) -> CourierError {
         .tooManyRedirects(context: CourierError.Context(request: task.currentRequest, response: response))
@@ -562,11 +603,28 @@ final class SessionCore: TaskController {
         }
         let data = delegate.receivedData
         do {
-            let object = try delegate.serializer.serialize(response: response, data: data)
+            let object = try serialize(data, of: task, with: delegate.serializer)
             deliver(object, nil, [SessionNotificationKey.responseData: data], nil)
         } catch {
             deliver(nil, attachingRequest(of: task, to: error), [SessionNotificationKey.responseData: data], nil)
         }
+    }
+
+    /// Serializes a body, making Foundation's `HTTPURLResponse` only when the serializer needs one: a
+    /// ``BodyOnlySerializer`` given a response it accepts parses the body alone. Any failure serializes again with
+    /// the response, so errors carry the same context either way.
+    private func serialize<Serializer: ResponseSerializer>(
+        _ data: Data, of task: SessionTask, with serializer: Serializer
+    ) throws -> Serializer.SerializedObject {
+        if let head = task.head, let bodyOnly = serializer as? any BodyOnlySerializer,
+            head.headers.values(for: "Content-Type").count <= 1,
+            bodyOnly.accepts(
+                statusCode: head.statusCode, contentTypeHeader: head.headers["Content-Type"], hasBody: !data.isEmpty),
+            let value = try? serializer.serialize(response: nil, data: data)
+        {
+            return value
+        }
+        return try serializer.serialize(response: task.response, data: data)
     }
 
     /// Marks the task completed, removes it from the map and calls the did-complete hook; `nil` (and nothing done)

@@ -34,7 +34,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         var state: State = .suspended
         var started = false
         var currentRequest: URLRequest?
-        var response: HTTPURLResponse?
+        var response: ResponseHead?
         var error: (any Error)?
         var taskDescription: String?
         var bytesSent: Int64 = 0
@@ -66,7 +66,9 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// The request being sent now: differs from ``originalRequest`` after a redirect.
     public var currentRequest: URLRequest? { mutable.withLock { $0.currentRequest } }
     /// The response head, once it has arrived.
-    public var response: HTTPURLResponse? { mutable.withLock { $0.response } }
+    public var response: HTTPURLResponse? { head?.response }
+    /// The response head as the transport delivered it; ``response`` is made from it on first use.
+    var head: ResponseHead? { mutable.withLock { $0.response } }
     /// Why the task failed (transport errors, cancellation, timeouts; not serialization errors), once it has.
     public var error: (any Error)? { mutable.withLock { $0.error } }
     /// A description of your choosing.

@@ -13,7 +13,7 @@ import NIOSSL
 /// AsyncHTTPClient's defaults: see ``Configuration``.
 ///
 /// The underlying `HTTPClient` is shut down by ``shutdown()``, or, without waiting, when the transport is released.
-public final class NIOTransport: Transport {
+public final class NIOTransport: Transport, CollectingTransport {
     /// How the client connects.
     public struct Configuration: Sendable {
         /// How long establishing a connection (TCP and TLS) may take; default 10 s.
@@ -112,6 +112,50 @@ public final class NIOTransport: Transport {
                     }
                 }
             }))
+    }
+
+    /// Runs the whole exchange on AsyncHTTPClient's delegate API: the body is gathered on the connection's event loop
+    /// and the caller resumes once, at the end. See ``CollectingTransport``.
+    func collect(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) async throws -> TransportResponse {
+        if Task.isCancelled || cancellation.isCancelled {
+            throw CourierError.cancelled(context: CourierError.Context())
+        }
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(request.headers.fields.count)
+        for field in request.headers { headers.add(name: field.name, value: field.value) }
+        let body = request.body?.data.map { HTTPClient.Body.byteBuffer(ByteBuffer(data: $0)) }
+        let client = try await client(enforcing: request)
+        let gatherer = NIOBodyGatherer(activity: activity)
+        let exchange: HTTPClient.Task<NIOBodyGatherer.Gathered>
+        do {
+            let outgoing = try HTTPClient.Request(
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
+            exchange = client.execute(request: outgoing, delegate: gatherer)
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        cancellation.onCancel { exchange.cancel() }
+        defer { cancellation.clear() }
+        let gathered: NIOBodyGatherer.Gathered
+        do {
+            gathered = try await withTaskCancellationHandler {
+                try await exchange.futureResult.get()
+            } onCancel: {
+                exchange.cancel()
+            }
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        if let data = request.body?.data { request.bodyProgress?(Int64(data.count)) }
+        var responseHeaders = HTTPHeaders()
+        for (name, value) in gathered.head.headers { responseHeaders.add(name: name, value: value) }
+        let version = gathered.head.version
+        return TransportResponse(
+            statusCode: Int(gathered.head.status.code), headers: responseHeaders, url: request.url,
+            httpVersion: "HTTP/\(version.major).\(version.minor)",
+            body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
     }
 
     /// Shuts the client down, waiting for its connections to close.

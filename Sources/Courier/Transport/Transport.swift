@@ -86,3 +86,21 @@ public struct TransportResponse: Sendable {
         return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields)
     }
 }
+
+/// A transport that can also run a whole exchange, gathering the body where it arrives, under an
+/// ``ExchangeCancellation``.
+///
+/// Sessions use it for the common task whose body nobody watches chunk by chunk: no hand-off per chunk, and,
+/// because timeouts and ``SessionTask/cancel()`` reach the exchange through `cancellation`, no Swift task of the
+/// session's own, so an `async` call runs in its caller's task.
+protocol CollectingTransport: Transport {
+    /// Sends `request` (whose body, if any, is in memory) and returns the response with its whole body as one chunk.
+    ///
+    /// - Parameters:
+    ///   - cancellation: aborts the exchange from any thread; cancelling the awaiting Swift task does too.
+    ///   - activity: called whenever bytes arrive, for the session's idle timeout.
+    /// - Throws: ``CourierError``, as ``Transport/send(_:)`` does.
+    func collect(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) async throws -> TransportResponse
+}

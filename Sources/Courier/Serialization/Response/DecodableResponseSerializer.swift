@@ -65,3 +65,5 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseVali
             context: CourierError.Context(response: response, data: data), underlyingError: nil)
     }
 }
+
+extension DecodableResponseSerializer: BodyOnlySerializer {}

@@ -40,3 +40,5 @@ public struct JSONResponseSerializer: ResponseValidating {
         }
     }
 }
+
+extension JSONResponseSerializer: BodyOnlySerializer {}

@@ -58,10 +58,25 @@ extension ResponseValidating {
         return contentTypeError
     }
 
+    /// Whether a response with this status and `Content-Type` header passes ``validationError(response:data:)``,
+    /// without making an `HTTPURLResponse` to ask.
+    func accepts(statusCode: Int, contentTypeHeader: String?, hasBody: Bool) -> Bool {
+        if let acceptable = acceptableStatusCodes, !acceptable.contains(statusCode) { return false }
+        guard let acceptable = acceptableContentTypes, hasBody else { return true }
+        guard let mime = contentTypeHeader.flatMap(ContentType.init)?.mimeType else { return false }
+        return Self.lowercased(acceptable).contains(mime)
+    }
+
     private static func lowercased(_ types: Set<String>) -> Set<String> {
         types.allSatisfy { $0 == $0.lowercased() } ? types : Set(types.map { $0.lowercased() })
     }
 }
+
+/// A validating serializer whose parsing reads nothing of the response but the body once validation has passed:
+/// given a response that ``ResponseValidating/accepts(statusCode:contentTypeHeader:hasBody:)``, serializing with a
+/// `nil` response gives the same value as with the response. Sessions use this to skip making Foundation's
+/// `HTTPURLResponse` for a valid response; on any error they serialize again with the response, for its context.
+protocol BodyOnlySerializer: ResponseValidating {}
 
 extension IndexSet {
     /// `200..<300`: the status codes AFNetworking accepts by default.
