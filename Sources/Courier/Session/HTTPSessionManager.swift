@@ -18,6 +18,8 @@ import Foundation
 open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// The URL relative strings resolve against; a base with a non-empty path always ends in `/`.
     public let baseURL: URL?
+    /// ``baseURL``'s string when it has no query or fragment, so plain paths can be appended to it.
+    private let plainBaseString: String?
 
     private let serializer = Locked<any RequestSerializer>(HTTPRequestSerializer())
 
@@ -35,7 +37,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     ///   - transport: the platform's default when `nil`.
     public init(baseURL: URL? = nil, configuration: SessionConfiguration = .default, transport: (any Transport)? = nil)
     {
-        self.baseURL = baseURL.map(Self.normalizedBaseURL)
+        let baseURL = baseURL.map(Self.normalizedBaseURL)
+        self.baseURL = baseURL
+        plainBaseString = baseURL.flatMap { $0.query == nil && $0.fragment == nil ? $0.absoluteString : nil }
         super.init(configuration: configuration, transport: transport)
     }
 
@@ -65,14 +69,42 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// scheme, authority, dot segments or leading `/`, against a base whose path ends in `/`, is the base followed
     /// by the path. Anything else returns `nil` and takes the general route.
     static func appendingPlainPath(_ relative: String, to base: URL) -> URL? {
-        let path = relative.prefix { $0 != "?" && $0 != "#" }
-        guard let first = path.first, first != "/", first != "?", first != "#", !path.contains(":"),
-            !path.contains("//"), !path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }),
-            base.query == nil, base.fragment == nil
-        else { return nil }
-        let baseString = base.absoluteString
-        guard baseString.hasSuffix("/") else { return nil }
+        guard base.query == nil, base.fragment == nil else { return nil }
+        return appendingPlainPath(relative, toBaseString: base.absoluteString)
+    }
+
+    /// ``appendingPlainPath(_:to:)`` for a base already known to have no query or fragment, as its string.
+    static func appendingPlainPath(_ relative: String, toBaseString baseString: String) -> URL? {
+        guard baseString.hasSuffix("/"), isPlainRelativePath(relative) else { return nil }
         return URL(string: baseString + relative)
+    }
+
+    /// Whether the path part of `relative` (before any `?` or `#`) is non-empty, does not start with `/`, and has
+    /// no `:`, no empty segment (`//`) and no `.` or `..` segment: one pass over its bytes.
+    private static func isPlainRelativePath(_ relative: String) -> Bool {
+        var segmentLength = 0
+        var segmentDots = 0
+        var sawAny = false
+        for byte in relative.utf8 {
+            switch byte {
+            case UInt8(ascii: "?"), UInt8(ascii: "#"):
+                return sawAny && !(segmentDots > 0 && segmentDots == segmentLength)
+            case UInt8(ascii: ":"):
+                return false
+            case UInt8(ascii: "/"):
+                // An empty segment is `//` or a leading `/`; a segment of dots only is `.` or `..` (or more).
+                if segmentLength == 0 || segmentDots == segmentLength { return false }
+                segmentLength = 0
+                segmentDots = 0
+            case UInt8(ascii: "."):
+                segmentLength += 1
+                segmentDots += 1
+            default:
+                segmentLength += 1
+            }
+            sawAny = true
+        }
+        return sawAny && !(segmentDots > 0 && segmentDots == segmentLength)
     }
 
     static func normalizedBaseURL(_ url: URL) -> URL {
@@ -90,7 +122,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         }
         // Foundation on Linux resolves the empty reference to nil; RFC 3986 §5.2.2 makes it the base itself.
         if urlString.isEmpty { return baseURL }
-        if let appended = Self.appendingPlainPath(urlString, to: baseURL) { return appended }
+        if let plainBaseString, let appended = Self.appendingPlainPath(urlString, toBaseString: plainBaseString) {
+            return appended
+        }
         guard let url = URL(string: urlString, relativeTo: baseURL)?.absoluteURL else {
             throw CourierError.invalidURL(urlString)
         }

@@ -40,6 +40,7 @@ public final class NIOTransport: Transport, CollectingTransport {
     public let configuration: Configuration
     private let client: HTTPClient
     private let settings: HTTPClient.Configuration
+    private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
 
@@ -132,7 +133,7 @@ public final class NIOTransport: Transport, CollectingTransport {
         do {
             let outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
-            exchange = client.execute(request: outgoing, delegate: gatherer)
+            exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: preferredLoop))
         } catch {
             throw Self.courierError(error, url: request.url)
         }

@@ -136,6 +136,15 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// A copy of `request` with each default header it has no value for.
     public func applyingHeaders(to request: URLRequest) -> URLRequest {
         var request = request
+        if request.allHTTPHeaderFields?.isEmpty ?? true {
+            // A fresh request: one assignment, where `setValue` would copy Foundation's request once per header.
+            var fields: [String: String] = [:]
+            for field in headers where !fields.keys.contains(where: { $0.caseInsensitiveEquals(field.name) }) {
+                fields[field.name] = field.value
+            }
+            request.allHTTPHeaderFields = fields
+            return request
+        }
         for field in headers where request.value(forHTTPHeaderField: field.name) == nil {
             request.setValue(field.value, forHTTPHeaderField: field.name)
         }
