@@ -93,7 +93,7 @@ final class SessionCore: TaskController {
 
     private func run(_ task: SessionTask, delegate: TaskDelegate) async {
         do {
-            try await perform(task, delegate: delegate)
+            try await perform(task, delegate: delegate, collect: false)
             finish(task, delegate: delegate, error: nil)
         } catch {
             finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
@@ -111,12 +111,14 @@ final class SessionCore: TaskController {
             // runner task and no hop to one.
             task.attachRunner { delegate.exchange.cancel() }
             return try await withTaskCancellationHandler {
-                try await runTypedBody(task, delegate: delegate, serializer: serializer)
+                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true)
             } onCancel: {
                 task.cancel()
             }
         }
-        let runner = Task { try await self.runTypedBody(task, delegate: delegate, serializer: serializer) }
+        let runner = Task {
+            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false)
+        }
         task.attachRunner { runner.cancel() }
         return try await withTaskCancellationHandler {
             try await runner.value
@@ -127,7 +129,7 @@ final class SessionCore: TaskController {
     }
 
     private func runTypedBody<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
     ) async throws -> (Serializer.SerializedObject, Data) {
         let started = task.mutable.withLock { state -> Bool in
             guard state.state == .suspended, !state.started else { return false }
@@ -142,7 +144,7 @@ final class SessionCore: TaskController {
         armTimeouts(for: task, delegate: delegate)
         var failure: (any Error)?
         do {
-            try await perform(task, delegate: delegate)
+            try await perform(task, delegate: delegate, collect: collect)
         } catch {
             failure = courierError(error, task: task, delegate: delegate)
         }
@@ -172,8 +174,9 @@ final class SessionCore: TaskController {
         return try outcome.get()
     }
 
-    /// The request loop: cookies, the transport, redirects, authentication, then the body.
-    private func perform(_ task: SessionTask, delegate: TaskDelegate) async throws {
+    /// The request loop: cookies, the transport, redirects, authentication, then the body. With `collect`, the
+    /// transport gathers each body whole (see ``collects(_:delegate:hooks:)``).
+    private func perform(_ task: SessionTask, delegate: TaskDelegate, collect: Bool) async throws {
         guard var request = task.originalRequest, request.url != nil else {
             throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
         }
@@ -182,7 +185,6 @@ final class SessionCore: TaskController {
         var redirects = 0
         var authenticationAttempts = 0
         let (hooks, securityPolicies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
-        let collect = collects(task, delegate: delegate, hooks: hooks)
         var cachePlan = cachePlan(for: request, task: task, delegate: delegate)
         var addedConditions: [String] = []
         switch cachePlan {
@@ -204,7 +206,6 @@ final class SessionCore: TaskController {
         while true {
             try checkCancellation(task, delegate: delegate)
             guard let url = request.url else { throw CourierError.invalidURL("") }
-            visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
             task.mutable.withLock { $0.currentRequest = request }
             var outgoing = makeTransportRequest(
                 request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
@@ -245,6 +246,9 @@ final class SessionCore: TaskController {
                         for name in addedConditions { next.setValue(nil, forHTTPHeaderField: name) }
                         cachePlan = .network(store: true)
                     }
+                    // Every request sent so far had the key of one that redirected (a retry after a challenge or a
+                    // 416 repeats its key), so keys are collected here rather than before each send.
+                    visited.insert("\(request.httpMethod ?? "GET") \(url.absoluteString)")
                     let key = "\(next.httpMethod ?? "GET") \(next.url?.absoluteString ?? "")"
                     if visited.contains(key) { throw tooManyRedirects(task, try http()) }
                     if !redirect.keepsBody {
@@ -410,9 +414,11 @@ final class SessionCore: TaskController {
         let total = body?.length ?? Int64(request.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
         delegate.expectUpload(total: total)
         task.mutable.withLock { $0.bytesExpectedToSend = total }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard body != nil else { return TransportRequest(method: method, url: url, headers: headers) }
         let sent = Locked(Int64(0))
         return TransportRequest(
-            method: (request.httpMethod ?? "GET").uppercased(), url: url, headers: headers, body: body,
+            method: method, url: url, headers: headers, body: body,
             bodyProgress: { [weak task] totalSent in
                 guard let task else { return }
                 let step = sent.withLock { previous -> Int64 in
@@ -448,9 +454,12 @@ final class SessionCore: TaskController {
         if Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled { throw CancellationError() }
     }
 
-    /// Whether the task's exchanges are collected whole by the transport (``CollectingTransport``): a data task with
-    /// a small in-memory body or none, whose head and chunks nobody watches (no stream, download, progress
-    /// closures or per-chunk hooks), on a transport that can collect.
+    /// Whether an `async` call's exchanges are collected whole by the transport (``CollectingTransport``): a data
+    /// task with a small in-memory body or none, whose head and chunks nobody watches (no stream, download, progress
+    /// closures or per-chunk hooks), on a transport that can collect. The caller awaits the whole value anyway, so
+    /// nothing is lost but what a task's observers could see mid-body: ``SessionTask/countOfBytesReceived`` moves
+    /// once, at the end, and ``SessionTask/suspend()`` does not pause such a body. Tasks made by the factories and
+    /// the callback methods always stream.
     private func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
         guard transport is any CollectingTransport, task is DataTask, delegate.stream == nil,
             delegate.uploadProgressHandler == nil, delegate.downloadProgressHandler == nil,
@@ -617,7 +626,7 @@ final class SessionCore: TaskController {
         _ data: Data, of task: SessionTask, with serializer: Serializer
     ) throws -> Serializer.SerializedObject {
         if let head = task.head, let bodyOnly = serializer as? any BodyOnlySerializer,
-            head.headers.values(for: "Content-Type").count <= 1,
+            head.headers.fields.lazy.filter({ $0.name.caseInsensitiveEquals("Content-Type") }).count <= 1,
             bodyOnly.accepts(
                 statusCode: head.statusCode, contentTypeHeader: head.headers["Content-Type"], hasBody: !data.isEmpty),
             let value = try? serializer.serialize(response: nil, data: data)

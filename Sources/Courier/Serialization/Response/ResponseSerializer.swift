@@ -68,7 +68,8 @@ extension ResponseValidating {
     }
 
     private static func lowercased(_ types: Set<String>) -> Set<String> {
-        types.allSatisfy { $0 == $0.lowercased() } ? types : Set(types.map { $0.lowercased() })
+        let hasUpperCase = types.contains { $0.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } }
+        return hasUpperCase ? Set(types.map { $0.lowercased() }) : types
     }
 }
 
