@@ -40,6 +40,8 @@ public final class NIOTransport: Transport, CollectingTransport {
     public let configuration: Configuration
     private let client: HTTPClient
     private let settings: HTTPClient.Configuration
+    /// Where collected exchanges start and their delegates run: new connections for them are made on this loop and
+    /// idle ones on it are preferred, so an exchange does not hop between loops.
     private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
@@ -129,26 +131,38 @@ public final class NIOTransport: Transport, CollectingTransport {
         let body = request.body?.data.map { HTTPClient.Body.byteBuffer(ByteBuffer(data: $0)) }
         let client = try await client(enforcing: request)
         let gatherer = NIOBodyGatherer(activity: activity)
-        let exchange: HTTPClient.Task<NIOBodyGatherer.Gathered>
+        let outgoing: HTTPClient.Request
         do {
-            let outgoing = try HTTPClient.Request(
+            outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
-            exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: preferredLoop))
         } catch {
             throw Self.courierError(error, url: request.url)
         }
-        cancellation.onCancel { exchange.cancel() }
-        defer { cancellation.clear() }
+        // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
+        let loop =
+            client.eventLoopGroup.makeIterator().contains { $0 === preferredLoop }
+            ? preferredLoop : client.eventLoopGroup.next()
         let gathered: NIOBodyGatherer.Gathered
         do {
             gathered = try await withTaskCancellationHandler {
-                try await exchange.futureResult.get()
+                try await withCheckedThrowingContinuation { continuation in
+                    // Started on the event loop itself, so that registering for the result is not a second
+                    // cross-thread wake-up of a loop that is waiting for the socket.
+                    loop.execute {
+                        let exchange = client.execute(
+                            request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
+                        cancellation.onCancel { exchange.cancel() }
+                        exchange.futureResult.whenComplete { continuation.resume(with: $0) }
+                    }
+                }
             } onCancel: {
-                exchange.cancel()
+                cancellation.cancel()
             }
         } catch {
+            cancellation.clear()
             throw Self.courierError(error, url: request.url)
         }
+        cancellation.clear()
         if let data = request.body?.data { request.bodyProgress?(Int64(data.count)) }
         var responseHeaders = HTTPHeaders()
         for (name, value) in gathered.head.headers { responseHeaders.add(name: name, value: value) }
