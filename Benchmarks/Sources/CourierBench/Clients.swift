@@ -192,8 +192,9 @@ struct TransportOnly<Kind: CourierTransportKind>: BenchClient {
 }
 
 /// Diagnostic, not in the default set (`--clients ahc-delegate`): AsyncHTTPClient's older delegate API
-/// (`execute(request:delegate:)`), the body gathered on the event loop and one future awaited; the API
-/// `NIOTransport` collects bodies with.
+/// (`execute(request:delegate:)`) used the way `NIOTransport` collects bodies for `async` calls: the exchange is
+/// started on one fixed event loop, which also runs the delegate, the body is gathered there, and the caller resumes
+/// once, from the result's callback.
 final class RawAsyncHTTPClientDelegate: BenchClient {
     let client: HTTPClient
     let url: String
@@ -232,13 +233,17 @@ final class RawAsyncHTTPClientDelegate: BenchClient {
         }
     }
 
+    /// Where exchanges start and their delegates run, as in `NIOTransport`.
+    let loop = HTTPClient.defaultEventLoopGroup.next()
+
     func fetch() async throws -> UserPage {
         let request = try HTTPClient.Request(url: url)
-        let task = client.execute(request: request, delegate: Gather(), deadline: .now() + .seconds(30))
-        let (status, body) = try await withTaskCancellationHandler {
-            try await task.futureResult.get()
-        } onCancel: {
-            task.cancel()
+        let (client, loop) = (client, loop)
+        let (status, body) = try await withCheckedThrowingContinuation { continuation in
+            loop.execute {
+                let task = client.execute(request: request, delegate: Gather(), eventLoop: .delegate(on: loop))
+                task.futureResult.whenComplete { continuation.resume(with: $0) }
+            }
         }
         guard status == .ok else { throw BenchError(description: "AHC: status \(status.code)") }
         return try JSONDecoder().decode(UserPage.self, from: body)

@@ -120,11 +120,11 @@ public struct HTTPRequestSerializer: RequestSerializer {
 
     private func makeRequest(method: String, url: URL, urlString: @autoclosure () -> String) throws -> URLRequest {
         guard let scheme = url.scheme, !scheme.isEmpty else { throw CourierError.invalidURL(urlString()) }
-        if ["http", "https"].contains(scheme.lowercased()), url.host?.isEmpty ?? true {
+        if scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https"), url.host?.isEmpty ?? true {
             throw CourierError.invalidURL(urlString())
         }
         var request = URLRequest(url: url)
-        request.httpMethod = method
+        if method != "GET" { request.httpMethod = method }  // GET is a new request's method already
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
         if let cachePolicy { request.cachePolicy = cachePolicy }
         if let httpShouldHandleCookies { request.httpShouldHandleCookies = httpShouldHandleCookies }

@@ -63,7 +63,9 @@ extension ResponseValidating {
     func accepts(statusCode: Int, contentTypeHeader: String?, hasBody: Bool) -> Bool {
         if let acceptable = acceptableStatusCodes, !acceptable.contains(statusCode) { return false }
         guard let acceptable = acceptableContentTypes, hasBody else { return true }
-        guard let mime = contentTypeHeader.flatMap(ContentType.init)?.mimeType else { return false }
+        // The MIME type as ContentType parses it, without parsing the parameters.
+        guard let mime = contentTypeHeader?.prefix(while: { $0 != ";" }).trimmingSpaces().lowercased(), !mime.isEmpty
+        else { return false }
         return Self.lowercased(acceptable).contains(mime)
     }
 
