@@ -41,6 +41,13 @@ for _ in $(seq 1 50); do
 done
 [[ -n "$PORT" ]] || { echo "no free port found" >&2; exit 1; }
 
+# forget_build_plan: SwiftPM keeps the list of Courier's source files (a path dependency of this package) in its
+# cached build plan and does not notice files added to or removed from ../Sources; dropping the plan makes it look
+# again, without rebuilding what is up to date.
+forget_build_plan() {
+    rm -f "$BENCH_DIR/.build/release.yaml" "$BENCH_DIR/.build/$(uname -m)-unknown-linux-gnu/release/description.json"
+}
+
 # start_nginx: runs nginx with $WORK/nginx.conf in the background and waits until it listens on $PORT.
 start_nginx() {
     "$NGINX" -c "$WORK/nginx.conf" -p "$WORK/" &

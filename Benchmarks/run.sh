@@ -54,6 +54,7 @@ echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE
 # --- build ----------------------------------------------------------------------------------------------------
 echo "building CourierBench (release)…"
 build_start=$SECONDS
+forget_build_plan
 swift build -c release --package-path "$BENCH_DIR" --product CourierBench
 BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
 echo "built in $((SECONDS - build_start)) s"

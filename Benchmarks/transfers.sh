@@ -50,6 +50,7 @@ start_nginx
 BASE="http://127.0.0.1:$PORT"
 
 echo "building CourierBench (release)…"
+forget_build_plan
 swift build -c release --package-path "$BENCH_DIR" --product CourierBench >/dev/null
 BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
 

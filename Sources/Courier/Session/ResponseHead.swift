@@ -54,6 +54,17 @@ final class ResponseHead: Sendable {
         }
     }
 
+    /// The one `Content-Type` field's value (`.some(nil)` when there is none); `nil` when there are several, which
+    /// Foundation would join into one value.
+    var singleContentType: String?? {
+        var found: String?
+        for field in headers where field.name.caseInsensitiveEquals("Content-Type") {
+            if found != nil { return nil }
+            found = field.value
+        }
+        return .some(found)
+    }
+
     /// The `Content-Length` header as a number, or `-1`.
     var contentLength: Int64 {
         headers["Content-Length"].flatMap { Int64($0) } ?? -1

@@ -626,9 +626,8 @@ final class SessionCore: TaskController {
         _ data: Data, of task: SessionTask, with serializer: Serializer
     ) throws -> Serializer.SerializedObject {
         if let head = task.head, let bodyOnly = serializer as? any BodyOnlySerializer,
-            head.headers.fields.lazy.filter({ $0.name.caseInsensitiveEquals("Content-Type") }).count <= 1,
-            bodyOnly.accepts(
-                statusCode: head.statusCode, contentTypeHeader: head.headers["Content-Type"], hasBody: !data.isEmpty),
+            let contentType = head.singleContentType,
+            bodyOnly.accepts(statusCode: head.statusCode, contentTypeHeader: contentType, hasBody: !data.isEmpty),
             let value = try? serializer.serialize(response: nil, data: data)
         {
             return value
@@ -652,7 +651,9 @@ final class SessionCore: TaskController {
         of task: SessionTask, serializer: any ResponseSerializer, userInfo: [String: any Sendable],
         object: (any Sendable)?, error: (any Error)?
     ) {
-        var info: [String: Any] = userInfo
+        // Built as the type NotificationCenter takes, so posting converts nothing.
+        var info: [AnyHashable: Any] = Dictionary(minimumCapacity: userInfo.count + 2)
+        for (key, value) in userInfo { info[key] = value }
         info[SessionNotificationKey.responseSerializer] = serializer
         if let error { info[SessionNotificationKey.error] = error }
         if let object, error == nil { info[SessionNotificationKey.serializedResponse] = object }
@@ -719,7 +720,7 @@ final class SessionCore: TaskController {
 
     // MARK: Notifications and events
 
-    func post(_ name: Notification.Name, task: SessionTask, userInfo: [String: Any]?) {
+    func post(_ name: Notification.Name, task: SessionTask, userInfo: [AnyHashable: Any]?) {
         NotificationCenter.default.post(name: name, object: task, userInfo: userInfo)
     }
 
