@@ -159,7 +159,7 @@ final class SessionCore: TaskController {
                 outcome = .failure(attachingRequest(of: task, to: error))
             }
         }
-        if markFinished(task, error: failure) != nil {
+        if markCompleted(task, error: failure) {
             delegate.finishProgress(succeeded: failure == nil)
             let (object, error): ((any Sendable)?, (any Error)?)
             switch outcome {
@@ -397,10 +397,11 @@ final class SessionCore: TaskController {
         _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate,
         hooks: SessionHooks
     ) -> TransportRequest {
-        var headers = HTTPHeaders()
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-            headers[name] = value
-        }
+        // Foundation keeps one value per case-insensitive name, so the fields need no merging here.
+        var headers = HTTPHeaders(
+            (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map {
+                HTTPHeaders.Field(name: $0.key, value: $0.value)
+            })
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
         }
@@ -638,11 +639,16 @@ final class SessionCore: TaskController {
     /// Marks the task completed, removes it from the map and calls the did-complete hook; `nil` (and nothing done)
     /// when it had already completed, so every path completes a task exactly once.
     private func markFinished(_ task: SessionTask, error: (any Error)?) -> Settings? {
-        guard task.markCompleted(error: error) else { return nil }
+        guard markCompleted(task, error: error) else { return nil }
+        return settings.withLock { $0 }
+    }
+
+    /// ``markFinished(_:error:)`` without copying the settings, for a caller that needs none of them.
+    private func markCompleted(_ task: SessionTask, error: (any Error)?) -> Bool {
+        guard task.markCompleted(error: error) else { return false }
         entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
-        let settings = settings.withLock { $0 }
-        settings.hooks.didComplete?(task, error)
-        return settings
+        settings.withLock { $0.hooks.didComplete }?(task, error)
+        return true
     }
 
     /// Posts ``Foundation/Notification/Name/taskDidComplete`` with AFNetworking's user-info keys and yields the
@@ -725,7 +731,7 @@ final class SessionCore: TaskController {
     }
 
     func emit(_ event: SessionEvent) {
-        let continuations = eventContinuations.withLock { Array($0.values) }
+        let continuations = eventContinuations.withLock { $0.isEmpty ? [] : Array($0.values) }
         for continuation in continuations { continuation.yield(event) }
     }
 

@@ -140,8 +140,7 @@ public final class NIOTransport: Transport, CollectingTransport {
         }
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         let loop =
-            client.eventLoopGroup.makeIterator().contains { $0 === preferredLoop }
-            ? preferredLoop : client.eventLoopGroup.next()
+            client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
         let gathered: NIOBodyGatherer.Gathered
         do {
             gathered = try await withTaskCancellationHandler {
@@ -195,7 +194,7 @@ public final class NIOTransport: Transport, CollectingTransport {
 
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
-        guard request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault else { return nil }
+        guard !request.securityPolicy.isDefault, request.url.scheme?.lowercased() == "https" else { return nil }
         guard let host = request.url.host, !host.isEmpty else {
             throw CourierError.invalidURL(request.url.absoluteString)
         }
