@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GET throughput of Courier vs. raw AsyncHTTPClient and raw URLSession against a local nginx (see README.md).
 #
-#   bash Benchmarks/run.sh                 # N=5000, c=1 and c=32, 3 interleaved rounds
-#   bash Benchmarks/run.sh --repeat 5      # any further arguments go to CourierBench
+#   bash Benchmarks/run.sh                 # N=5000, c=1 and c=32, 7 interleaved rounds
+#   bash Benchmarks/run.sh --repeat 9      # any further arguments go to CourierBench
 #   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
 #   bash Benchmarks/run.sh --stages        # where Courier's time goes, without a network (see README.md)
 #

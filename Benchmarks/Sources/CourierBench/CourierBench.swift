@@ -18,10 +18,10 @@ import Foundation
 @main
 struct CourierBench {
     static let usage = """
-        usage: CourierBench --url BASE_URL [--path 1k.json] [--requests 5000] [--concurrency 1,32] [--repeat 3]
+        usage: CourierBench --url BASE_URL [--path 1k.json] [--requests 5000] [--concurrency 1,32] [--repeat 7]
                             [--clients ahc,courier-nio,urlsession,courier-urlsession]
-                            (diagnostic kinds: transport-nio, transport-urlsession, ahc-nio-config)
-               CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 3]
+                            (diagnostic kinds: transport-nio, transport-urlsession, ahc-nio-config, ahc-delegate)
+               CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 7]
                             (where Courier's time goes, without a network)
                CourierBench transfer upload|download|multipart courier|ahc --url URL --file PATH
                             (one large transfer, timed; run by transfers.sh)
@@ -328,7 +328,7 @@ struct Options {
     var path = "1k.json"
     var requests = 5000
     var concurrencies = [1, 32]
-    var repeats = 3
+    var repeats = 7
     var clients = ClientKind.standard
 
     init(arguments: [String]) throws {
