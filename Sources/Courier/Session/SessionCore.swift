@@ -79,14 +79,18 @@ final class SessionCore: TaskController {
         switch state {
         case .running:
             delegate(for: task)?.touch()
-            post(.taskDidResume, task: task, userInfo: nil)
-            emit(.didResume(task))
+            announceResume(of: task)
         case .suspended:
             post(.taskDidSuspend, task: task, userInfo: nil)
             emit(.didSuspend(task))
         case .canceling, .completed:
             break
         }
+    }
+
+    private func announceResume(of task: SessionTask) {
+        post(.taskDidResume, task: task, userInfo: nil)
+        emit(.didResume(task))
     }
 
     // MARK: Running
@@ -140,7 +144,7 @@ final class SessionCore: TaskController {
         guard started else {
             throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
         }
-        taskDidChangeState(task, to: .running)
+        announceResume(of: task)  // armTimeouts notes the activity
         armTimeouts(for: task, delegate: delegate)
         var failure: (any Error)?
         do {
@@ -402,6 +406,7 @@ final class SessionCore: TaskController {
             (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map {
                 HTTPHeaders.Field(name: $0.key, value: $0.value)
             })
+        let declaredLength = headers["Content-Length"]
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
         }
@@ -412,7 +417,7 @@ final class SessionCore: TaskController {
         }
         headers["Content-Length"] = nil
         headers["Transfer-Encoding"] = nil
-        let total = body?.length ?? Int64(request.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
+        let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
         delegate.expectUpload(total: total)
         task.mutable.withLock { $0.bytesExpectedToSend = total }
         let method = (request.httpMethod ?? "GET").uppercased()
