@@ -16,7 +16,9 @@ struct AsyncCallFaultTests {
     @Test("Connection closed mid-body → -1005", arguments: FaultTransportKind.all)
     func closedMidBody(_ kind: FaultTransportKind) async throws {
         try await withClient(.closeMidBody, kind) { client, _ in
-            let error = await callError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
+            let error = await thrownCourierError {
+                try await client.send("GET", "", serializer: HTTPResponseSerializer())
+            }
             #expect(error?.errorCode == -1005, "\(String(describing: error))")
             #expect(client.tasks.isEmpty)
         }
@@ -25,7 +27,9 @@ struct AsyncCallFaultTests {
     @Test("Garbage status line → -1011", arguments: [FaultTransportKind.nio])
     func garbageStatusLine(_ kind: FaultTransportKind) async throws {
         try await withClient(.garbageStatusLine, kind) { client, _ in
-            let error = await callError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
+            let error = await thrownCourierError {
+                try await client.send("GET", "", serializer: HTTPResponseSerializer())
+            }
             #expect(error?.errorCode == -1011, "\(String(describing: error))")
             #expect(client.tasks.isEmpty)
         }
@@ -38,7 +42,7 @@ struct AsyncCallFaultTests {
         try await withClient(.slow(headAfter: nil), kind) { client, server in
             let clock = ContinuousClock()
             let start = clock.now
-            let error = await callError {
+            let error = await thrownCourierError {
                 try await client.send(Self.request(server, timeout: 0.5), serializer: HTTPResponseSerializer())
             }
             let elapsed = clock.now - start
@@ -47,7 +51,7 @@ struct AsyncCallFaultTests {
             #expect(elapsed < .seconds(4))
             #expect(!Task.isCancelled, "the timeout must not cancel the caller's own task")
             #expect(client.tasks.isEmpty)
-            try await eventually { server.openConnectionCount == 0 }
+            try await waitUntil { server.openConnectionCount == 0 }
         }
     }
 
@@ -58,7 +62,9 @@ struct AsyncCallFaultTests {
         try await withClient(.slowBody(bytes: 1000, every: 0.02), kind, configuration: configuration) { client, _ in
             let clock = ContinuousClock()
             let start = clock.now
-            let error = await callError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
+            let error = await thrownCourierError {
+                try await client.send("GET", "", serializer: HTTPResponseSerializer())
+            }
             #expect(error?.errorCode == -1001, "\(String(describing: error))")
             #expect(clock.now - start < .seconds(5))
             #expect(client.tasks.isEmpty)
@@ -70,8 +76,10 @@ struct AsyncCallFaultTests {
         arguments: FaultTransportKind.all)
     func cancelFromTheTaskList(_ kind: FaultTransportKind) async throws {
         try await withClient(.slowBody(bytes: 1000, every: 0.02), kind) { client, server in
-            async let outcome = callError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
-            try await eventually { server.requestCount == 1 && client.tasks.count == 1 }
+            async let outcome = thrownCourierError {
+                try await client.send("GET", "", serializer: HTTPResponseSerializer())
+            }
+            try await waitUntil { server.requestCount == 1 && client.tasks.count == 1 }
             try await Task.sleep(for: .milliseconds(100))
             let clock = ContinuousClock()
             let cancelled = clock.now
@@ -80,7 +88,7 @@ struct AsyncCallFaultTests {
             #expect(clock.now - cancelled < .seconds(2))
             #expect(error?.errorCode == -999, "\(String(describing: error))")
             #expect(client.tasks.isEmpty)
-            try await eventually { server.openConnectionCount == 0 }
+            try await waitUntil { server.openConnectionCount == 0 }
         }
     }
 
@@ -88,14 +96,14 @@ struct AsyncCallFaultTests {
     func cancelTheCaller(_ kind: FaultTransportKind) async throws {
         try await withClient(.slow(headAfter: nil), kind) { client, server in
             let call = Task {
-                await callError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
+                await thrownCourierError { try await client.send("GET", "", serializer: HTTPResponseSerializer()) }
             }
-            try await eventually { server.requestCount == 1 }
+            try await waitUntil { server.requestCount == 1 }
             call.cancel()
             let error = await call.value
             #expect(error?.errorCode == -999, "\(String(describing: error))")
             #expect(client.tasks.isEmpty)
-            try await eventually { server.openConnectionCount == 0 }
+            try await waitUntil { server.openConnectionCount == 0 }
         }
     }
 
@@ -123,34 +131,6 @@ struct AsyncCallFaultTests {
         var request = URLRequest(url: server.baseURL)
         request.timeoutInterval = timeout
         return request
-    }
-}
-
-/// The ``CourierError`` a call throws; `nil` (and an issue recorded) when it succeeds or throws something else.
-private func callError<Value>(_ call: () async throws -> Value) async -> CourierError? {
-    do {
-        _ = try await call()
-        Issue.record("the call succeeded")
-        return nil
-    } catch let error as CourierError {
-        return error
-    } catch {
-        Issue.record("not a CourierError: \(error)")
-        return nil
-    }
-}
-
-/// Polls `condition` every 10 ms for up to 10 s; records an issue and throws when it stays false.
-private func eventually(
-    sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition still false after 10 s", sourceLocation: sourceLocation)
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(10))
     }
 }
 

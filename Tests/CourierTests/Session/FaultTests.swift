@@ -491,7 +491,7 @@ private func withFaultFixture(
 }
 
 /// Polls `condition` every 10 ms; records an issue and throws when it is still false after `timeout`.
-private func waitUntil(
+func waitUntil(
     timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async throws {
@@ -505,4 +505,4 @@ private func waitUntil(
     }
 }
 
-private struct FaultWaitTimeout: Error {}
+struct FaultWaitTimeout: Error {}

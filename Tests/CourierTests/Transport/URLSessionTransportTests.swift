@@ -231,7 +231,7 @@ import Testing
             try await server.waitForRequest(to: "/hang")
             let start = ContinuousClock.now
             sending.cancel()
-            let error = await courierError { _ = try await sending.value }
+            let error = await thrownCourierError { _ = try await sending.value }
             #expect(ContinuousClock.now - start < .seconds(5))
             #expect(error?.errorCode == -999)
             #expect(isCancelled(error))
@@ -257,7 +257,7 @@ import Testing
             }
             #expect(firstChunk.value == Data("start".utf8))
             reading.cancel()
-            let error = await courierError { try await reading.value }
+            let error = await thrownCourierError { try await reading.value }
             #expect(error?.errorCode == -999)
             #expect(isCancelled(error))
         }
@@ -268,7 +268,7 @@ import Testing
         let port = try await USTServer.closedPort()
         let transport = kind.make(connectTimeout: 2)
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/hello"))
-        let error = await courierError { _ = try await transport.send(TransportRequest(method: "GET", url: url)) }
+        let error = await thrownCourierError { _ = try await transport.send(TransportRequest(method: "GET", url: url)) }
         await transport.shutdown()
         #expect(error?.errorCode == -1004)
         if case .cannotConnect(let host, _, _) = error {
@@ -282,7 +282,7 @@ import Testing
     func bodyCutShortIsConnectionLost(_ kind: USTTransportKind) async throws {
         try await withServerAndTransport(kind) { server, transport in
             var received = Data()
-            let error = await courierError {
+            let error = await thrownCourierError {
                 let response = try await transport.send(TransportRequest(method: "GET", url: server.url("/truncated")))
                 for try await chunk in response.body { received.append(chunk) }
             }
@@ -299,7 +299,7 @@ import Testing
             #expect(try await collect(response.body) == Data("hello".utf8))
             await transport.shutdown()
             await transport.shutdown()  // twice is harmless
-            let error = await courierError {
+            let error = await thrownCourierError {
                 _ = try await transport.send(TransportRequest(method: "GET", url: server.url("/hello")))
             }
             #expect(error != nil)
@@ -316,7 +316,7 @@ import Testing
                     withUnsafeCurrentTask { $0?.cancel() }
                     return try await transport.send(TransportRequest(method: "GET", url: url))
                 }
-                let error = await courierError { _ = try await sending.value }
+                let error = await thrownCourierError { _ = try await sending.value }
                 #expect(error?.errorCode == -999)
                 #expect(server.requestCount(for: "/hello") == 0)
             }
@@ -336,7 +336,7 @@ import Testing
             let sending = Task { try await transport.send(TransportRequest(method: "GET", url: url)) }
             try await server.waitForRequest(to: "/hang")
             await transport.shutdown()
-            let error = await courierError { _ = try await sending.value }
+            let error = await thrownCourierError { _ = try await sending.value }
             #expect(error?.errorCode == -999)
         }
     }
@@ -401,19 +401,6 @@ import Testing
         var data = Data()
         for try await chunk in body { data.append(chunk) }
         return data
-    }
-
-    private func courierError(_ body: () async throws -> Void) async -> CourierError? {
-        do {
-            try await body()
-            Issue.record("expected an error")
-            return nil
-        } catch let error as CourierError {
-            return error
-        } catch {
-            Issue.record("expected a CourierError, got \(error)")
-            return nil
-        }
     }
 
     private func isCancelled(_ error: CourierError?) -> Bool {
