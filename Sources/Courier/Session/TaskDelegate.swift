@@ -103,11 +103,7 @@ final class TaskDelegate: @unchecked Sendable {
                 try file.write(contentsOf: chunk)
                 state.downloadFileLength += Int64(chunk.count)
             } else if stream == nil {
-                if state.data.isEmpty {
-                    state.data = chunk  // a body that arrives whole (a collected one) is kept as it is, not copied
-                } else {
-                    state.data.append(chunk)
-                }
+                state.data.append(chunk)
             }
             let completed = state.download.progress.completed + Int64(chunk.count)
             return (state.download.update(completed: completed), state.downloadStreams)
