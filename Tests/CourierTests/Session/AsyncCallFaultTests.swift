@@ -125,6 +125,28 @@ struct AsyncCallFaultTests {
         }
     }
 
+    @Test("200 concurrent async calls each complete exactly once", arguments: FaultTransportKind.all)
+    func concurrentCalls(_ kind: FaultTransportKind) async throws {
+        try await withClient(.countingConnections, kind) { client, server in
+            let completions = Locked([Int: Int]())
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let response = try await client.send("GET", "", serializer: HTTPResponseSerializer())
+                        #expect(response.statusCode == 200)
+                        #expect(!response.data.isEmpty)
+                        completions.withLock { $0[index, default: 0] += 1 }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(completions.withLock { $0.count } == 200)
+            #expect(completions.withLock { $0.values.allSatisfy { $0 == 1 } })
+            #expect(server.requestCount == 200)
+            #expect(client.tasks.isEmpty)
+        }
+    }
+
     // MARK: Support
 
     private static func request(_ server: FaultServer, timeout: TimeInterval) -> URLRequest {
