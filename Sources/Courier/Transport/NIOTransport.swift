@@ -74,7 +74,7 @@ public final class NIOTransport: Transport, CollectingTransport {
         if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
-        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        outgoing.headers = request.headers.nio
         var sentWholeBodyUpFront: Int64?
         if let body = request.body {
             if let data = body.data, data.count <= 64 * 1024 {
@@ -98,13 +98,11 @@ public final class NIOTransport: Transport, CollectingTransport {
             throw Self.courierError(error, url: request.url)
         }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
-        var headers = HTTPHeaders()
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
         let url = request.url
         let body = DataChunks(response.body, transform: { Data(buffer: $0, byteTransferStrategy: .noCopy) })
         return TransportResponse(
-            statusCode: Int(response.status.code), headers: headers, url: url,
-            httpVersion: "HTTP/\(response.version.major).\(response.version.minor)",
+            statusCode: Int(response.status.code), headers: HTTPHeaders(response.headers), url: url,
+            httpVersion: response.version.courierString,
             body: DataChunks(makeNext: {
                 var iterator = body.makeAsyncIterator()
                 return {
@@ -125,16 +123,14 @@ public final class NIOTransport: Transport, CollectingTransport {
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }
-        var headers = NIOHTTP1.HTTPHeaders()
-        headers.reserveCapacity(request.headers.fields.count)
-        for field in request.headers { headers.add(name: field.name, value: field.value) }
         let body = request.body?.data.map { HTTPClient.Body.byteBuffer(ByteBuffer(data: $0)) }
         let client = try await client(enforcing: request)
         let gatherer = NIOBodyGatherer(activity: activity)
         let outgoing: HTTPClient.Request
         do {
             outgoing = try HTTPClient.Request(
-                url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: request.headers.nio, body: body
+            )
         } catch {
             throw Self.courierError(error, url: request.url)
         }
@@ -142,6 +138,7 @@ public final class NIOTransport: Transport, CollectingTransport {
         let loop =
             client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
         let gathered: NIOBodyGatherer.Gathered
+        defer { cancellation.clear() }
         do {
             gathered = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -158,17 +155,12 @@ public final class NIOTransport: Transport, CollectingTransport {
                 cancellation.cancel()
             }
         } catch {
-            cancellation.clear()
             throw Self.courierError(error, url: request.url)
         }
-        cancellation.clear()
         if let data = request.body?.data { request.bodyProgress?(Int64(data.count)) }
-        var responseHeaders = HTTPHeaders()
-        for (name, value) in gathered.head.headers { responseHeaders.add(name: name, value: value) }
-        let version = gathered.head.version
         return TransportResponse(
-            statusCode: Int(gathered.head.status.code), headers: responseHeaders, url: request.url,
-            httpVersion: "HTTP/\(version.major).\(version.minor)",
+            statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers), url: request.url,
+            httpVersion: gathered.head.version.courierString,
             body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
     }
 
@@ -345,4 +337,25 @@ private struct WriteQueueBrake {
         for marker in markers { try await marker.get() }
         markers = HTTPClient.defaultEventLoopGroup.makeIterator().map { $0.submit {} }
     }
+}
+
+extension HTTPHeaders {
+    /// AsyncHTTPClient's response fields, in order, repeated names kept.
+    fileprivate init(_ fields: NIOHTTP1.HTTPHeaders) {
+        self.init()
+        for (name, value) in fields { add(name: name, value: value) }
+    }
+
+    /// The fields as AsyncHTTPClient takes them, in order.
+    fileprivate var nio: NIOHTTP1.HTTPHeaders {
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.reserveCapacity(fields.count)
+        for field in self { headers.add(name: field.name, value: field.value) }
+        return headers
+    }
+}
+
+extension HTTPVersion {
+    /// E.g. `HTTP/1.1`, as ``TransportResponse/httpVersion`` gives it.
+    fileprivate var courierString: String { "HTTP/\(major).\(minor)" }
 }
