@@ -13,15 +13,19 @@ public struct ContentType: Sendable, Hashable {
     /// The `charset` parameter, lower-cased.
     public var charset: String? { parameters["charset"]?.lowercased() }
 
+    /// The MIME type of a `Content-Type` header value, lower-cased, without parsing its parameters; `nil` when it
+    /// holds none.
+    static func mimeType(of headerValue: String) -> String? {
+        let mime = headerValue.prefix { $0 != ";" }.trimmingSpaces().lowercased()
+        return mime.isEmpty ? nil : mime
+    }
+
     /// Parses a `Content-Type` header value; `nil` when it holds no MIME type.
     public init?(_ headerValue: String) {
-        var pieces = headerValue.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
-        guard let first = pieces.next() else { return nil }
-        let mime = first.trimmingSpaces().lowercased()
-        guard !mime.isEmpty else { return nil }
+        guard let mime = Self.mimeType(of: headerValue) else { return nil }
         self.mimeType = mime
         self.parameters = [:]
-        while let piece = pieces.next() {
+        for piece in headerValue.split(separator: ";", omittingEmptySubsequences: false).dropFirst() {
             guard let equals = piece.firstIndex(of: "=") else { continue }
             let name = piece[..<equals].trimmingSpaces().lowercased()
             var value = String(piece[piece.index(after: equals)...].trimmingSpaces())

@@ -66,14 +66,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     }
 
     /// RFC 3986 resolution's common case without Foundation's general (and slow) resolver: a relative path with no
-    /// scheme, authority, dot segments or leading `/`, against a base whose path ends in `/`, is the base followed
-    /// by the path. Anything else returns `nil` and takes the general route.
-    static func appendingPlainPath(_ relative: String, to base: URL) -> URL? {
-        guard base.query == nil, base.fragment == nil else { return nil }
-        return appendingPlainPath(relative, toBaseString: base.absoluteString)
-    }
-
-    /// ``appendingPlainPath(_:to:)`` for a base already known to have no query or fragment, as its string.
+    /// scheme, authority, dot segments or leading `/`, against a base (given as its string, with no query or
+    /// fragment) whose path ends in `/`, is the base followed by the path. Anything else returns `nil` and takes the
+    /// general route.
     static func appendingPlainPath(_ relative: String, toBaseString baseString: String) -> URL? {
         guard baseString.hasSuffix("/"), isPlainRelativePath(relative) else { return nil }
         return URL(string: baseString + relative)

@@ -401,7 +401,6 @@ final class SessionCore: TaskController {
         _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate,
         hooks: SessionHooks
     ) -> TransportRequest {
-        // Foundation keeps one value per case-insensitive name, so the fields need no merging here.
         var headers = HTTPHeaders(
             (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map {
                 HTTPHeaders.Field(name: $0.key, value: $0.value)

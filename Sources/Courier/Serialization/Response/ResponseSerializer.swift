@@ -47,8 +47,9 @@ extension ResponseValidating {
         let hasBody = !(data?.isEmpty ?? true)
         var contentTypeError: CourierError?
         if let acceptable = acceptableContentTypes, hasBody {
-            let mime = response.contentType?.mimeType
-            if !(mime.map { Self.lowercased(acceptable).contains($0) } ?? false) {
+            let header = response.value(forHTTPHeaderField: "Content-Type")
+            if !Self.accepts(contentTypeHeader: header, in: acceptable) {
+                let mime = header.flatMap(ContentType.mimeType(of:))
                 contentTypeError = .unacceptableContentType(mime, acceptable: acceptable, context: context)
             }
         }
@@ -63,15 +64,18 @@ extension ResponseValidating {
     func accepts(statusCode: Int, contentTypeHeader: String?, hasBody: Bool) -> Bool {
         if let acceptable = acceptableStatusCodes, !acceptable.contains(statusCode) { return false }
         guard let acceptable = acceptableContentTypes, hasBody else { return true }
-        // The MIME type as ContentType parses it, without parsing the parameters.
-        guard let mime = contentTypeHeader?.prefix(while: { $0 != ";" }).trimmingSpaces().lowercased(), !mime.isEmpty
-        else { return false }
-        return Self.lowercased(acceptable).contains(mime)
+        return Self.accepts(contentTypeHeader: contentTypeHeader, in: acceptable)
     }
 
     private static func lowercased(_ types: Set<String>) -> Set<String> {
         let hasUpperCase = types.contains { $0.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } }
         return hasUpperCase ? Set(types.map { $0.lowercased() }) : types
+    }
+
+    /// Whether the MIME type of a `Content-Type` header value is among `acceptable`; a missing one never is.
+    private static func accepts(contentTypeHeader: String?, in acceptable: Set<String>) -> Bool {
+        guard let mime = contentTypeHeader.flatMap(ContentType.mimeType(of:)) else { return false }
+        return lowercased(acceptable).contains(mime)
     }
 }
 
