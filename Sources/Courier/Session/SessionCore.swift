@@ -170,10 +170,9 @@ final class SessionCore: TaskController {
             case .success(let value): (object, error) = (value.0, nil)
             case .failure(let failure): (object, error) = (nil, failure)
             }
-            announceCompletion(
-                of: task, serializer: serializer,
-                userInfo: [SessionNotificationKey.responseData: delegate.receivedData],
-                object: object, error: error)
+            var info = Self.completionInfo(serializer: serializer, object: object, error: error, room: 1)
+            info[SessionNotificationKey.responseData] = delegate.receivedData
+            announceCompletion(of: task, info: info, object: object, error: error)
         }
         return try outcome.get()
     }
@@ -376,24 +375,38 @@ final class SessionCore: TaskController {
     private func readBody(
         _ body: DataChunks, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks
     ) async throws {
+        if let whole = body.whole {
+            // Already in memory (a gathered body): one delivery, no iteration.
+            await task.waitWhileSuspended()
+            try checkCancellation(task, delegate: delegate)
+            if !whole.isEmpty { try await deliver(whole, task: task, delegate: delegate, hooks: hooks) }
+            return
+        }
         var iterator = body.makeAsyncIterator()
         while true {
             await task.waitWhileSuspended()
             try checkCancellation(task, delegate: delegate)
             guard let chunk = try await iterator.next() else { break }
-            try delegate.didReceive(chunk)
-            task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
-            hooks.didReceiveData?(task, chunk)
-            if let stream = delegate.stream {
-                delegate.state.withLock { $0.waitingForConsumer = true }
-                defer {
-                    delegate.state.withLock { state in
-                        state.waitingForConsumer = false
-                        state.lastActivity = .now  // the idle clock starts again when the consumer is back
-                    }
+            try await deliver(chunk, task: task, delegate: delegate, hooks: hooks)
+        }
+    }
+
+    /// Hands one chunk of the body to the delegate, the did-receive-data hook and a streaming consumer.
+    private func deliver(_ chunk: Data, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks)
+        async throws
+    {
+        try delegate.didReceive(chunk)
+        task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
+        hooks.didReceiveData?(task, chunk)
+        if let stream = delegate.stream {
+            delegate.state.withLock { $0.waitingForConsumer = true }
+            defer {
+                delegate.state.withLock { state in
+                    state.waitingForConsumer = false
+                    state.lastActivity = .now  // the idle clock starts again when the consumer is back
                 }
-                try await stream.send(chunk)
             }
+            try await stream.send(chunk)
         }
     }
 
@@ -661,14 +674,28 @@ final class SessionCore: TaskController {
         of task: SessionTask, serializer: any ResponseSerializer, userInfo: [String: any Sendable],
         object: (any Sendable)?, error: (any Error)?
     ) {
-        // Built as the type NotificationCenter takes, so posting converts nothing.
-        var info: [AnyHashable: Any] = Dictionary(minimumCapacity: userInfo.count + 2)
+        var info = Self.completionInfo(serializer: serializer, object: object, error: error, room: userInfo.count)
         for (key, value) in userInfo { info[key] = value }
+        announceCompletion(of: task, info: info, object: object, error: error)
+    }
+
+    private func announceCompletion(
+        of task: SessionTask, info: [AnyHashable: Any], object: (any Sendable)?, error: (any Error)?
+    ) {
+        post(.taskDidComplete, task: task, userInfo: info)
+        emit(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+    }
+
+    /// The did-complete notification's user info, with `room` for more keys. Built as the type NotificationCenter
+    /// takes, so posting converts nothing.
+    private static func completionInfo(
+        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, room: Int
+    ) -> [AnyHashable: Any] {
+        var info: [AnyHashable: Any] = Dictionary(minimumCapacity: room + 2)
         info[SessionNotificationKey.responseSerializer] = serializer
         if let error { info[SessionNotificationKey.error] = error }
         if let object, error == nil { info[SessionNotificationKey.serializedResponse] = object }
-        post(.taskDidComplete, task: task, userInfo: info)
-        emit(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+        return info
     }
 
     /// A serializer's error with the request it answered attached.

@@ -11,11 +11,14 @@ public struct DataChunks: AsyncSequence, Sendable {
     public typealias Element = Data
 
     private let makeIterator: @Sendable () -> AsyncIterator
+    /// The whole body, when it is one chunk already in memory: readers may take it without iterating.
+    let whole: Data?
 
     /// Chunks from any async sequence, converted with `transform`.
     public init<Base: AsyncSequence & Sendable>(
         _ base: Base, transform: @escaping @Sendable (Base.Element) -> Data
     ) {
+        whole = nil
         makeIterator = {
             var iterator = base.makeAsyncIterator()
             return AsyncIterator {
@@ -27,18 +30,20 @@ public struct DataChunks: AsyncSequence, Sendable {
 
     /// Chunks produced by a closure that `makeNext` makes afresh for each iteration; `nil` ends the body.
     public init(makeNext: @escaping @Sendable () -> (() async throws -> Data?)) {
+        whole = nil
         makeIterator = { AsyncIterator(nextChunk: makeNext()) }
     }
 
     /// The bytes of `data`, as one chunk.
     public init(_ data: Data) {
-        self.init(makeNext: {
+        whole = data
+        makeIterator = {
             var pending: Data? = data
-            return {
+            return AsyncIterator {
                 defer { pending = nil }
                 return pending
             }
-        })
+        }
     }
 
     /// No bytes.

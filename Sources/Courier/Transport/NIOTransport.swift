@@ -5,6 +5,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Tracing
 
 /// The transport on AsyncHTTPClient (SwiftNIO): Courier's default on Linux.
 ///
@@ -59,6 +60,10 @@ public final class NIOTransport: Transport, CollectingTransport {
         settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
         settings.decompression =
             configuration.decompresses ? .enabled(limit: .ratio(configuration.decompressionRatioLimit)) : .disabled
+        // AsyncHTTPClient starts a span for every request even with the no-op tracer, and fills the span's
+        // attributes from the URL's parts: about 10 µs on the event loop per exchange. Like AsyncHTTPClient, the
+        // transport keeps the tracer bootstrapped when it is made; only when there is none does it skip spans.
+        if settings.tracing.tracer is NoOpTracer { settings.tracing.tracer = nil }
         self.settings = settings
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }

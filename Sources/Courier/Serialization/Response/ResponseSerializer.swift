@@ -74,7 +74,10 @@ extension ResponseValidating {
 
     /// Whether the MIME type of a `Content-Type` header value is among `acceptable`; a missing one never is.
     private static func accepts(contentTypeHeader: String?, in acceptable: Set<String>) -> Bool {
-        guard let mime = contentTypeHeader.flatMap(ContentType.mimeType(of:)) else { return false }
+        guard let header = contentTypeHeader else { return false }
+        // The usual header is exactly one of the acceptable types, which needs no parsing or lowercasing.
+        if acceptable.contains(header) { return true }
+        guard let mime = ContentType.mimeType(of: header) else { return false }
         return lowercased(acceptable).contains(mime)
     }
 }
