@@ -131,8 +131,15 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func makeRequest(method: String, urlString: String, parameters: Parameter?, headers: HTTPHeaders) throws
         -> URLRequest
     {
-        let url = try url(for: urlString)
-        var request = try requestSerializer.request(method: method, url: url, parameters: parameters)
+        try Self.makeRequest(
+            method: method, url: try url(for: urlString), parameters: parameters, headers: headers,
+            serializer: requestSerializer)
+    }
+
+    private static func makeRequest(
+        method: String, url: URL, parameters: Parameter?, headers: HTTPHeaders, serializer: any RequestSerializer
+    ) throws -> URLRequest {
+        var request = try serializer.request(method: method, url: url, parameters: parameters)
         for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name) }
         return request
     }
@@ -259,8 +266,28 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         _ method: String, _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
         serializer: Serializer
     ) async throws -> Response<Serializer.SerializedObject> {
-        let request = try makeRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
-        return try await send(request, serializer: serializer)
+        let url = try url(for: urlString)
+        let requestSerializer = requestSerializer
+        let delegate = TaskDelegate(
+            serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
+            completionQueue: nil)
+        // A request without a body or headers of its own starts before its task and `URLRequest` are made, which
+        // then overlaps the request's way out.
+        var early: CollectedResponse?
+        if headers.isEmpty, let plainSerializer = requestSerializer as? HTTPRequestSerializer,
+            let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
+        {
+            early = core.startEarly(plain, delegate: delegate)
+        }
+        let request: URLRequest
+        do {
+            request = try Self.makeRequest(
+                method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
+        } catch {
+            if early != nil { delegate.exchange.cancel() }
+            throw error
+        }
+        return try await run(request, body: nil, delegate: delegate, early: early, serializer: serializer)
     }
 
     /// Sends a prepared request and serializes the response with `serializer`.
@@ -275,14 +302,23 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         _ request: URLRequest, body: RequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
         serializer: Serializer
     ) async throws -> Response<Serializer.SerializedObject> {
-        let started = Date()
-        let task =
-            body == nil ? DataTask(request: request, controller: core) : UploadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
             completion: nil, completionQueue: nil)
+        return try await run(request, body: body, delegate: delegate, early: nil, serializer: serializer)
+    }
+
+    /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made, and, when `early` is there, the
+    /// exchange already started for it (see `SessionCore.startEarly`).
+    private func run<Serializer: ResponseSerializer>(
+        _ request: URLRequest, body: RequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
+        serializer: Serializer
+    ) async throws -> Response<Serializer.SerializedObject> {
+        let started = Date()
+        let task =
+            body == nil ? DataTask(request: request, controller: core) : UploadTask(request: request, controller: core)
         core.register(task, delegate: delegate)
-        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer, early: early)
         guard let head = task.head else {
             throw CourierError.badServerResponse(
                 reason: "no response", underlyingError: nil, context: .init(request: request))

@@ -107,15 +107,17 @@ final class SessionCore: TaskController {
     /// Runs a task for the `async` API and returns the typed result: one runner task, serialization in it with the
     /// concrete serializer, and no completion handler, queue hop or type-erased cast. The task still goes through
     /// the session's map, hooks, timeouts, notifications and events like any other.
+    ///
+    /// - Parameter early: the exchange ``startEarly(_:delegate:)`` started for the task, if it did.
     func runTyped<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, early: CollectedResponse? = nil
     ) async throws -> (Serializer.SerializedObject, Data) {
-        if collects(task, delegate: delegate, hooks: settings.withLock { $0.hooks }) {
+        if early != nil || collects(task, delegate: delegate, hooks: settings.withLock { $0.hooks }) {
             // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
             // runner task and no hop to one.
             task.attachRunner { delegate.exchange.cancel() }
             return try await withTaskCancellationHandler {
-                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true)
+                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true, early: early)
             } onCancel: {
                 task.cancel()
             }
@@ -133,7 +135,8 @@ final class SessionCore: TaskController {
     }
 
     private func runTypedBody<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool,
+        early: CollectedResponse? = nil
     ) async throws -> (Serializer.SerializedObject, Data) {
         let started = task.mutable.withLock { state -> Bool in
             guard state.state == .suspended, !state.started else { return false }
@@ -142,13 +145,14 @@ final class SessionCore: TaskController {
             return true
         }
         guard started else {
+            if early != nil { delegate.exchange.cancel() }
             throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
         }
         announceResume(of: task)  // armTimeouts notes the activity
         armTimeouts(for: task, delegate: delegate)
         var failure: (any Error)?
         do {
-            try await perform(task, delegate: delegate, collect: collect)
+            try await perform(task, delegate: delegate, collect: collect, early: early)
         } catch {
             failure = courierError(error, task: task, delegate: delegate)
         }
@@ -178,8 +182,15 @@ final class SessionCore: TaskController {
     }
 
     /// The request loop: cookies, the transport, redirects, authentication, then the body. With `collect`, the
-    /// transport gathers each body whole (see ``collects(_:delegate:hooks:)``).
-    private func perform(_ task: SessionTask, delegate: TaskDelegate, collect: Bool) async throws {
+    /// transport gathers each body whole (see ``collects(_:delegate:hooks:)``); with `early`, the first exchange
+    /// is already under way.
+    private func perform(
+        _ task: SessionTask, delegate: TaskDelegate, collect: Bool, early: CollectedResponse? = nil
+    ) async throws {
+        var early = early
+        defer {
+            if early != nil { delegate.exchange.cancel() }  // started but never awaited: nobody wants it
+        }
         guard var request = task.originalRequest, request.url != nil else {
             throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
         }
@@ -210,17 +221,24 @@ final class SessionCore: TaskController {
             try checkCancellation(task, delegate: delegate)
             guard let url = request.url else { throw CourierError.invalidURL("") }
             task.mutable.withLock { $0.currentRequest = request }
-            var outgoing = makeTransportRequest(
-                request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
-            outgoing.securityPolicy = try securityPolicies.policy(for: url)
-            delegate.touch()
-            let response =
-                if collect, let collecting = transport as? any CollectingTransport {
-                    try await collecting.collect(
-                        outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
-                } else {
-                    try await transport.send(outgoing)
-                }
+            let response: TransportResponse
+            if let started = early {
+                early = nil
+                delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
+                response = try await started.response()
+            } else {
+                var outgoing = makeTransportRequest(
+                    request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
+                outgoing.securityPolicy = try securityPolicies.policy(for: url)
+                delegate.touch()
+                response =
+                    if collect, let collecting = transport as? any CollectingTransport {
+                        try await collecting.collect(
+                            outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
+                    } else {
+                        try await transport.send(outgoing)
+                    }
+            }
             delegate.touch()
             let head = ResponseHead(response)
             task.mutable.withLock { $0.response = head }
@@ -410,25 +428,55 @@ final class SessionCore: TaskController {
         }
     }
 
-    private func makeTransportRequest(
-        _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate,
-        hooks: SessionHooks
-    ) -> TransportRequest {
+    /// Starts a plain request's exchange before its task is set up, so that the task's bookkeeping overlaps the
+    /// request's way out; `nil` when the session would not collect its body anyway (see
+    /// ``collects(_:delegate:hooks:)``), when it needs the cache, or when the transport cannot start at once. The
+    /// request goes out exactly as ``makeTransportRequest(_:url:body:task:delegate:hooks:)`` would send it; any
+    /// error is left to the normal path to report.
+    ///
+    /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
+    func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
+        guard configuration.urlCache == nil, let collecting = transport as? any CollectingTransport,
+            !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
+            !invalidated.value
+        else { return nil }
+        let (hooks, policies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
+        guard hooks.didReceiveResponse == nil, hooks.didReceiveData == nil, hooks.didSendBodyData == nil,
+            let policy = try? policies.policy(for: plain.url)
+        else { return nil }
+        var outgoing = TransportRequest(
+            method: plain.method.uppercased(), url: plain.url,
+            headers: transportHeaders(plain.headerFields, url: plain.url, handlesCookies: plain.handlesCookies))
+        outgoing.securityPolicy = policy
+        return try? collecting.startCollecting(
+            outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
+    }
+
+    /// The header fields a request goes out with: its own (sorted by name, since Foundation hands them out in no
+    /// order), the configuration's additional ones it lacks and the cookies stored for `url`; never a framing field.
+    private func transportHeaders(_ fields: [String: String], url: URL, handlesCookies: Bool) -> HTTPHeaders {
         var headers = HTTPHeaders(
-            (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map {
-                HTTPHeaders.Field(name: $0.key, value: $0.value)
-            })
-        let declaredLength = headers["Content-Length"]
+            fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaders.Field(name: $0.key, value: $0.value) })
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
         }
-        if configuration.httpShouldSetCookies, request.httpShouldHandleCookies, headers["Cookie"] == nil,
+        if configuration.httpShouldSetCookies, handlesCookies, headers["Cookie"] == nil,
             let storage = configuration.httpCookieStorage, let cookies = storage.cookies(for: url), !cookies.isEmpty
         {
             for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { headers[name] = value }
         }
         headers["Content-Length"] = nil
         headers["Transfer-Encoding"] = nil
+        return headers
+    }
+
+    private func makeTransportRequest(
+        _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate,
+        hooks: SessionHooks
+    ) -> TransportRequest {
+        let fields = request.allHTTPHeaderFields ?? [:]
+        let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
+        let headers = transportHeaders(fields, url: url, handlesCookies: request.httpShouldHandleCookies)
         let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
         delegate.expectUpload(total: total)
         task.mutable.withLock { $0.bytesExpectedToSend = total }

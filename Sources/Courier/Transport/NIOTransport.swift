@@ -128,45 +128,56 @@ public final class NIOTransport: Transport, CollectingTransport {
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }
-        let body = request.body?.data.map { HTTPClient.Body.byteBuffer(ByteBuffer(data: $0)) }
         let client = try await client(enforcing: request)
-        let gatherer = NIOBodyGatherer(activity: activity)
+        return try await start(request, on: client, cancellation: cancellation, activity: activity).response()
+    }
+
+    /// Starts the exchange now, unless the request must first wait for its origin's trust to be evaluated. See
+    /// ``CollectingTransport/startCollecting(_:cancellation:activity:)``.
+    func startCollecting(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) throws -> CollectedResponse? {
+        guard try trustGate(for: request) == nil else { return nil }
+        if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
+        return try start(request, on: client, cancellation: cancellation, activity: activity)
+    }
+
+    private func start(
+        _ request: TransportRequest, on client: HTTPClient, cancellation: ExchangeCancellation,
+        activity: @escaping @Sendable () -> Void
+    ) throws -> CollectedResponse {
+        let data = request.body?.data
         let outgoing: HTTPClient.Request
         do {
             outgoing = try HTTPClient.Request(
-                url: request.url, method: HTTPMethod(rawValue: request.method), headers: request.headers.nio, body: body
-            )
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: request.headers.nio,
+                body: data.map { .byteBuffer(ByteBuffer(data: $0)) })
         } catch {
             throw Self.courierError(error, url: request.url)
         }
+        let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
+        let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
+        let gatherer = NIOBodyGatherer(activity: activity)
+        let url = request.url
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         let loop =
             client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
-        let gathered: NIOBodyGatherer.Gathered
-        defer { cancellation.clear() }
-        do {
-            gathered = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    // Started on the event loop itself, so that registering for the result is not a second
-                    // cross-thread wake-up of a loop that is waiting for the socket.
-                    loop.execute {
-                        let exchange = client.execute(
-                            request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
-                        cancellation.onCancel { exchange.cancel() }
-                        exchange.futureResult.whenComplete { continuation.resume(with: $0) }
-                    }
-                }
-            } onCancel: {
-                cancellation.cancel()
+        // Started on the event loop itself, so that registering for the result is not a second cross-thread wake-up
+        // of a loop that is waiting for the socket.
+        loop.execute {
+            let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
+            cancellation.onCancel { exchange.cancel() }
+            exchange.futureResult.whenComplete { result in
+                pending.complete(
+                    result.map { gathered in
+                        TransportResponse(
+                            statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers),
+                            url: url, httpVersion: gathered.head.version.courierString,
+                            body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
+                    }.mapError { Self.courierError($0, url: url) })
             }
-        } catch {
-            throw Self.courierError(error, url: request.url)
         }
-        if let data = request.body?.data { request.bodyProgress?(Int64(data.count)) }
-        return TransportResponse(
-            statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers), url: request.url,
-            httpVersion: gathered.head.version.courierString,
-            body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
+        return pending
     }
 
     /// Shuts the client down, waiting for its connections to close.

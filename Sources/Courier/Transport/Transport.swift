@@ -103,4 +103,13 @@ protocol CollectingTransport: Transport {
     func collect(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) async throws -> TransportResponse
+
+    /// Starts ``collect(_:cancellation:activity:)``'s exchange at once and returns without waiting, so the caller can
+    /// do its own bookkeeping while the request is on its way; `nil` when the exchange cannot start without waiting
+    /// for something first (then call ``collect(_:cancellation:activity:)``).
+    ///
+    /// - Throws: ``CourierError`` when the request cannot be sent at all.
+    func startCollecting(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) throws -> CollectedResponse?
 }

@@ -119,10 +119,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
     }
 
     private func makeRequest(method: String, url: URL, urlString: @autoclosure () -> String) throws -> URLRequest {
-        guard let scheme = url.scheme, !scheme.isEmpty else { throw CourierError.invalidURL(urlString()) }
-        if scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https"), url.host?.isEmpty ?? true {
-            throw CourierError.invalidURL(urlString())
-        }
+        try Self.validate(url, urlString: urlString())
         var request = URLRequest(url: url)
         if method != "GET" { request.httpMethod = method }  // GET is a new request's method already
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
@@ -133,16 +130,46 @@ public struct HTTPRequestSerializer: RequestSerializer {
         return request
     }
 
+    /// Throws unless `url` has a scheme, and, for http and https, a host.
+    private static func validate(_ url: URL, urlString: @autoclosure () -> String) throws {
+        guard let scheme = url.scheme, !scheme.isEmpty else { throw CourierError.invalidURL(urlString()) }
+        if scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https"), url.host?.isEmpty ?? true {
+            throw CourierError.invalidURL(urlString())
+        }
+    }
+
+    /// What ``request(method:url:parameters:)`` gives, without making the `URLRequest`; `nil` when the request
+    /// would have a body (its method's parameters do not go into the URL) or its query comes from
+    /// ``queryStringSerialization``, which is handed a `URLRequest`.
+    ///
+    /// - Throws: what ``request(method:url:parameters:)`` throws for the same arguments.
+    func plainRequest(method: String, url: URL, parameters: Parameter?) throws -> PlainRequest? {
+        guard encodesParametersInURI(method), parameters == nil || queryStringSerialization == nil else { return nil }
+        try Self.validate(url, urlString: url.absoluteString)
+        var url = url
+        if let parameters {
+            let query = QueryString.encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
+            if !query.isEmpty { url = try Self.appending(query: query, to: url) }
+        }
+        return PlainRequest(
+            method: method, url: url, headerFields: defaultFields, handlesCookies: httpShouldHandleCookies ?? true)
+    }
+
+    /// The default headers as a fresh request's fields: the first of several fields with one name wins.
+    private var defaultFields: [String: String] {
+        var fields: [String: String] = [:]
+        for field in headers where !fields.keys.contains(where: { $0.caseInsensitiveEquals(field.name) }) {
+            fields[field.name] = field.value
+        }
+        return fields
+    }
+
     /// A copy of `request` with each default header it has no value for.
     public func applyingHeaders(to request: URLRequest) -> URLRequest {
         var request = request
         if request.allHTTPHeaderFields?.isEmpty ?? true {
             // A fresh request: one assignment, where `setValue` would copy Foundation's request once per header.
-            var fields: [String: String] = [:]
-            for field in headers where !fields.keys.contains(where: { $0.caseInsensitiveEquals(field.name) }) {
-                fields[field.name] = field.value
-            }
-            request.allHTTPHeaderFields = fields
+            request.allHTTPHeaderFields = defaultFields
             return request
         }
         for field in headers where request.value(forHTTPHeaderField: field.name) == nil {

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An `async` call without a body or headers of its own starts its exchange before its task and `URLRequest` are
+/// made (`SessionCore.startEarly`); what goes out must be exactly what the usual path sends for the same request.
+@Suite(.timeLimit(.minutes(2)))
+struct EarlyStartTests {
+    struct Echo: Decodable, Sendable, Equatable {
+        var args: JSON
+        var headers: [String: String]
+        var method: String
+        var url: String
+    }
+
+    /// A manager on NIOTransport (the transport that starts exchanges early) whose serializer and configuration add
+    /// every kind of header the early path has to reproduce.
+    func client(cookies: Bool) async throws -> HTTPSessionManager {
+        var configuration = SessionConfiguration.default
+        configuration.httpAdditionalHeaders = ["X-Session": "s", "User-Agent": "overridden by the serializer's"]
+        if !cookies { configuration.httpCookieStorage = nil }
+        let manager = HTTPSessionManager(
+            baseURL: try await HTTPBin.shared.url(), configuration: configuration, transport: NIOTransport())
+        var serializer = HTTPRequestSerializer()
+        serializer.setValue("v1", forHTTPHeaderField: "x-lower-case")
+        serializer.setValue("v2", forHTTPHeaderField: "X-Mixed-Case")
+        serializer.timeoutInterval = 30
+        manager.requestSerializer = serializer
+        return manager
+    }
+
+    /// The same call through the usual path: a prepared `URLRequest`, which is never started early.
+    func usual(_ client: HTTPSessionManager, _ method: String, _ path: String, parameters: Parameter?) async throws
+        -> Echo
+    {
+        let request = try client.makeRequest(method: method, urlString: path, parameters: parameters, headers: [:])
+        return try await client.send(request, serializer: DecodableResponseSerializer(Echo.self)).value
+    }
+
+    @Test(arguments: ["GET", "DELETE"])
+    func theEarlyPathSendsWhatTheUsualPathSends(method: String) async throws {
+        let client = try await client(cookies: false)
+        let parameters: Parameter = ["q": "a b", "list": [1, 2], "nested": ["k": "v"]]
+        let early = try await client.send(method, "anything/x?y=1", parameters: parameters, as: Echo.self).value
+        let usual = try await usual(client, method, "anything/x?y=1", parameters: parameters)
+        #expect(early == usual)
+        #expect(early.method == method)
+        #expect(early.args["y"]?.stringValue == "1" && early.args["q"]?.stringValue == "a b")
+        #expect(early.args["list[]"] == ["1", "2"])
+        #expect(early.headers["X-Lower-Case"] == "v1" && early.headers["X-Mixed-Case"] == "v2")
+        #expect(early.headers["X-Session"] == "s")
+        #expect(early.headers["User-Agent"] == DefaultHeaders.userAgent)
+    }
+
+    @Test func storedCookiesGoOutOnTheEarlyPathToo() async throws {
+        let client = try await client(cookies: true)
+        let name = "early\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await client.get("cookies/set", parameters: [name: "1"], as: JSON.self)
+        let early = try await client.get("anything", as: Echo.self).value
+        let usual = try await usual(client, "GET", "anything", parameters: nil)
+        #expect(early.headers["Cookie"]?.contains("\(name)=1") == true)
+        #expect(early.headers["Cookie"] == usual.headers["Cookie"])
+        var serializer = try #require(client.requestSerializer as? HTTPRequestSerializer)
+        serializer.httpShouldHandleCookies = false
+        client.requestSerializer = serializer
+        let withoutCookies = try await client.get("anything", as: Echo.self).value
+        #expect(withoutCookies.headers["Cookie"] == nil)
+    }
+
+    @Test func theTaskReportsTheRequestItsExchangeSent() async throws {
+        let client = try await client(cookies: false)
+        let response = try await client.get("anything/report", parameters: ["a": "1"], as: Echo.self)
+        #expect(response.request.url?.absoluteString == response.value.url)
+        #expect(response.request.timeoutInterval == 30)
+        #expect(response.request.value(forHTTPHeaderField: "X-Mixed-Case") == "v2")
+        #expect(client.tasks.isEmpty)
+    }
+
+    @Test func onlyACollectedExchangeWithoutCacheOrWatchingHooksStartsEarly() async throws {
+        let base = try await HTTPBin.shared.url()
+        let plain = try #require(
+            try HTTPRequestSerializer().plainRequest(
+                method: "GET", url: base.appendingPathComponent("get"), parameters: ["a": "1"]))
+        func delegate() -> TaskDelegate {
+            TaskDelegate(
+                serializer: HTTPResponseSerializer(), uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
+                completion: nil, completionQueue: nil)
+        }
+
+        let nio = HTTPSessionManager(baseURL: base, configuration: .ephemeral, transport: NIOTransport())
+        let started = try #require(nio.core.startEarly(plain, delegate: delegate()))
+        let response = try await started.response()
+        #expect(response.statusCode == 200)
+        #expect(response.url.query == "a=1")
+
+        let onURLSession = HTTPSessionManager(
+            baseURL: base, configuration: .ephemeral, transport: URLSessionTransport())
+        #expect(onURLSession.core.startEarly(plain, delegate: delegate()) == nil)
+        var cached = SessionConfiguration.ephemeral
+        cached.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        let withCache = HTTPSessionManager(baseURL: base, configuration: cached, transport: NIOTransport())
+        #expect(withCache.core.startEarly(plain, delegate: delegate()) == nil)
+        let watched = HTTPSessionManager(baseURL: base, configuration: .ephemeral, transport: NIOTransport())
+        watched.hooks.didReceiveData = { _, _ in }
+        #expect(watched.core.startEarly(plain, delegate: delegate()) == nil)
+        #expect(try HTTPRequestSerializer().plainRequest(method: "POST", url: base, parameters: nil) == nil)
+    }
+}
