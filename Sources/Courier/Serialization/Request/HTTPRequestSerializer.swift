@@ -16,7 +16,12 @@ import Foundation
 public struct HTTPRequestSerializer: RequestSerializer {
     /// Headers added to every request that has no value for the field; starts with `Accept-Language` and
     /// `User-Agent` (see ``DefaultHeaders``).
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { defaultFields = Self.fields(of: headers) }
+    }
+    /// ``headers`` as a fresh request's fields, kept up to date so that a request does not build them again: the
+    /// first of several fields with one name wins.
+    private var defaultFields: [String: String]
 
     /// Methods whose parameters go into the URL's query, compared upper-cased. Default `GET`, `HEAD`, `DELETE`.
     public var methodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
@@ -48,6 +53,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
             "Accept-Language": DefaultHeaders.acceptLanguage(for: DefaultHeaders.preferredLanguages()),
             "User-Agent": DefaultHeaders.userAgent,
         ]
+        defaultFields = Self.fields(of: headers)
     }
 
     /// Sets a default header; `nil` removes it.
@@ -155,8 +161,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
             method: method, url: url, headerFields: defaultFields, handlesCookies: httpShouldHandleCookies ?? true)
     }
 
-    /// The default headers as a fresh request's fields: the first of several fields with one name wins.
-    private var defaultFields: [String: String] {
+    private static func fields(of headers: HTTPHeaders) -> [String: String] {
         var fields: [String: String] = [:]
         for field in headers where !fields.keys.contains(where: { $0.caseInsensitiveEquals(field.name) }) {
             fields[field.name] = field.value
