@@ -11,14 +11,17 @@ import Foundation
 
 /// GET throughput of Courier against the clients it is built on; see Benchmarks/README.md.
 ///
-/// For every concurrency C and every client, one measurement: make the client, warm it up with C concurrent
-/// requests, then C workers each send their share of N requests one after another (N in all), decoding every
-/// body into ``UserPage``; then shut the client down. All of that is repeated `--repeat` times, interleaved
-/// (round 1 of every case, then round 2, …), and the median is reported.
+/// For every concurrency C, one round: make every client, warm each up with C concurrent requests, then send each
+/// client's N requests in `--slices` slices that alternate between the clients (client A's first slice, B's first,
+/// B's second, A's second, …), so that every client's N requests are spread over the same stretch of time and meet
+/// the same machine conditions; then shut the clients down. In a slice, C workers each send their share one after
+/// another, decoding every body into ``UserPage``. A client's measurement is the sum over its slices. Rounds are
+/// repeated `--repeat` times and the median is reported.
 @main
 struct CourierBench {
     static let usage = """
         usage: CourierBench --url BASE_URL [--path 1k.json] [--requests 5000] [--concurrency 1,32] [--repeat 7]
+                            [--slices 5]
                             [--clients ahc,courier-nio,urlsession,courier-urlsession]
                             (diagnostic kinds: transport-nio, transport-urlsession, ahc-nio-config, ahc-delegate)
                CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 7]
@@ -60,7 +63,8 @@ struct CourierBench {
         try await preflight(payloadURL)
         print(
             "N=\(options.requests) GETs per measurement, concurrency \(options.concurrencies.map(String.init).joined(separator: ", ")), "
-                + "\(options.repeats) interleaved round(s), median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+                + "\(options.repeats) round(s), median reported; each client's N sent in \(options.slices) slices alternating "
+                + "with the other clients'; \(ProcessInfo.processInfo.activeProcessorCount) cores"
         )
         print(
             "peak RSS (ru_maxrss) is a process-wide high-water mark: the value after a case includes every case before it.\n"
@@ -69,10 +73,12 @@ struct CourierBench {
         var results: [Key: [Measurement]] = [:]
         for round in 1...options.repeats {
             for concurrency in options.concurrencies {
-                for kind in options.clients {
-                    let measurement = try await measure(
-                        kind, baseURL: baseURL, path: options.path, payloadURL: payloadURL,
-                        requests: options.requests, concurrency: concurrency)
+                let clients = options.clients.map {
+                    makeClient($0, baseURL: baseURL, path: options.path, payloadURL: payloadURL)
+                }
+                let measurements = try await measure(
+                    clients, requests: options.requests, concurrency: concurrency, slices: options.slices)
+                for (kind, measurement) in zip(options.clients, measurements) {
                     results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
                     print(
                         "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 31))"
@@ -103,55 +109,52 @@ struct CourierBench {
 
     // MARK: Measuring
 
-    static func measure(
-        _ kind: ClientKind, baseURL: URL, path: String, payloadURL: URL, requests: Int, concurrency: Int
-    ) async throws -> Measurement {
+    static func makeClient(_ kind: ClientKind, baseURL: URL, path: String, payloadURL: URL) -> any BenchClient {
         switch kind {
-        case .asyncHTTPClient:
-            return try await measure(RawAsyncHTTPClient(url: payloadURL), requests: requests, concurrency: concurrency)
-        case .courierNIO:
-            return try await measure(
-                CourierClient<OnNIO>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
-        case .urlSession:
-            return try await measure(RawURLSession(url: payloadURL), requests: requests, concurrency: concurrency)
-        case .courierURLSession:
-            return try await measure(
-                CourierClient<OnURLSession>(baseURL: baseURL, path: path), requests: requests, concurrency: concurrency)
-        case .asyncHTTPClientDelegate:
-            return try await measure(
-                RawAsyncHTTPClientDelegate(url: payloadURL), requests: requests, concurrency: concurrency)
-        case .asyncHTTPClientLikeNIOTransport:
-            return try await measure(
-                RawAsyncHTTPClient(url: payloadURL, likeNIOTransport: true), requests: requests,
-                concurrency: concurrency)
-        case .transportNIO:
-            return try await measure(
-                TransportOnly<OnNIO>(url: payloadURL), requests: requests, concurrency: concurrency)
-        case .transportURLSession:
-            return try await measure(
-                TransportOnly<OnURLSession>(url: payloadURL), requests: requests, concurrency: concurrency)
+        case .asyncHTTPClient: RawAsyncHTTPClient(url: payloadURL)
+        case .courierNIO: CourierClient<OnNIO>(baseURL: baseURL, path: path)
+        case .urlSession: RawURLSession(url: payloadURL)
+        case .courierURLSession: CourierClient<OnURLSession>(baseURL: baseURL, path: path)
+        case .asyncHTTPClientDelegate: RawAsyncHTTPClientDelegate(url: payloadURL)
+        case .asyncHTTPClientLikeNIOTransport: RawAsyncHTTPClient(url: payloadURL, likeNIOTransport: true)
+        case .transportNIO: TransportOnly<OnNIO>(url: payloadURL)
+        case .transportURLSession: TransportOnly<OnURLSession>(url: payloadURL)
         }
     }
 
-    static func measure<Client: BenchClient>(_ client: Client, requests: Int, concurrency: Int) async throws
-        -> Measurement
+    /// One round: every client's `requests` in `slices` alternating slices (see the type's documentation); one
+    /// measurement per client, in the order given. The clients are shut down at the end.
+    static func measure(_ clients: [any BenchClient], requests: Int, concurrency: Int, slices: Int) async throws
+        -> [Measurement]
     {
         do {
             // Warm-up: one request per worker, so every connection the run needs is open.
-            try await load(client, requests: concurrency, concurrency: concurrency)
-            let before = ResourceUsage.now()
-            let start = ContinuousClock.now
-            try await load(client, requests: requests, concurrency: concurrency)
-            let wall = ContinuousClock.now - start
-            let after = ResourceUsage.now()
-            await client.shutdown()
-            let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
-            return Measurement(
-                requests: requests, wallSeconds: seconds, cpuSeconds: after.cpuSeconds - before.cpuSeconds,
-                maxRSSMB: Double(after.maxRSSKB) / 1024,
-                contextSwitches: after.voluntaryContextSwitches - before.voluntaryContextSwitches)
+            for client in clients { try await load(client, requests: concurrency, concurrency: concurrency) }
+            var totals = clients.map { _ in
+                Measurement(requests: 0, wallSeconds: 0, cpuSeconds: 0, maxRSSMB: 0, contextSwitches: 0)
+            }
+            for slice in 0..<slices {
+                let share = requests / slices + (slice < requests % slices ? 1 : 0)
+                // Every other slice in reverse order, so that no client always follows the same one.
+                let order = slice.isMultiple(of: 2) ? Array(clients.indices) : clients.indices.reversed()
+                for index in order {
+                    let before = ResourceUsage.now()
+                    let start = ContinuousClock.now
+                    try await load(clients[index], requests: share, concurrency: concurrency)
+                    let wall = ContinuousClock.now - start
+                    let after = ResourceUsage.now()
+                    totals[index].requests += share
+                    totals[index].wallSeconds +=
+                        Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+                    totals[index].cpuSeconds += after.cpuSeconds - before.cpuSeconds
+                    totals[index].contextSwitches += after.voluntaryContextSwitches - before.voluntaryContextSwitches
+                    totals[index].maxRSSMB = Double(after.maxRSSKB) / 1024
+                }
+            }
+            for client in clients { await client.shutdown() }
+            return totals
         } catch {
-            await client.shutdown()
+            for client in clients { await client.shutdown() }
             throw error
         }
     }
@@ -209,7 +212,7 @@ struct CourierBench {
             else { return nil }
             return median(a.map(\.cpuSeconds)) / median(b.map(\.cpuSeconds))
         }
-        // Round i of one client ran right after round i of the other, so their ratio is measured under the same
+        // Round i of one client ran interleaved with round i of the other, so their ratio is measured under the same
         // machine conditions; the median of those ratios is less at the mercy of a slow spell than the ratio of
         // medians.
         func pairedRatios(_ courier: ClientKind, _ raw: ClientKind, _ concurrency: Int) -> [Double] {
@@ -329,6 +332,7 @@ struct Options {
     var requests = 5000
     var concurrencies = [1, 32]
     var repeats = 7
+    var slices = 5
     var clients = ClientKind.standard
 
     init(arguments: [String]) throws {
@@ -357,6 +361,7 @@ struct Options {
             case "--payload": payloadFile = try value(flag)
             case "--requests", "-n": requests = try positive(flag, try value(flag))
             case "--repeat": repeats = try positive(flag, try value(flag))
+            case "--slices": slices = try positive(flag, try value(flag))
             case "--concurrency", "-c":
                 concurrencies = try value(flag).split(separator: ",").map { try positive(flag, String($0)) }
             case "--clients":
