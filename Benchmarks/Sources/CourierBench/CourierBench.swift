@@ -11,10 +11,11 @@ import Foundation
 
 /// GET throughput of Courier against the clients it is built on; see Benchmarks/README.md.
 ///
-/// For every concurrency C, one round: make every client, warm each up with C concurrent requests, then send each
-/// client's N requests in `--slices` slices that alternate between the clients (client A's first slice, B's first,
-/// B's second, A's second, …), so that every client's N requests are spread over the same stretch of time and meet
-/// the same machine conditions; then shut the clients down. In a slice, C workers each send their share one after
+/// For every concurrency C, one round: for each compared pair of clients in turn (raw, then Courier on it), make the
+/// two clients, warm each up with C concurrent requests, then send each client's N requests in `--slices` slices
+/// that alternate between them (A's first slice, B's first, then B's second, A's second, …), with a 50 ms pause
+/// before each, so that both clients' N requests are spread over the same stretch of time and meet the same machine
+/// conditions; then shut the two down. In a slice, C workers each send their share one after
 /// another, decoding every body into ``UserPage``. A client's measurement is the sum over its slices. Rounds are
 /// repeated `--repeat` times and the median is reported.
 @main
@@ -73,11 +74,17 @@ struct CourierBench {
         var results: [Key: [Measurement]] = [:]
         for round in 1...options.repeats {
             for concurrency in options.concurrencies {
-                let clients = options.clients.map {
-                    makeClient($0, baseURL: baseURL, path: options.path, payloadURL: payloadURL)
+                // The clients come in compared pairs (raw, then Courier on it); each pair is measured on its own, so
+                // one pair's clients are never running, or winding down, during the other's slices.
+                var measurements: [Measurement] = []
+                for first in stride(from: 0, to: options.clients.count, by: 2) {
+                    let kinds = options.clients[first..<min(first + 2, options.clients.count)]
+                    let clients = kinds.map {
+                        makeClient($0, baseURL: baseURL, path: options.path, payloadURL: payloadURL)
+                    }
+                    measurements += try await measure(
+                        clients, requests: options.requests, concurrency: concurrency, slices: options.slices)
                 }
-                let measurements = try await measure(
-                    clients, requests: options.requests, concurrency: concurrency, slices: options.slices)
                 for (kind, measurement) in zip(options.clients, measurements) {
                     results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
                     print(
@@ -135,9 +142,11 @@ struct CourierBench {
             }
             for slice in 0..<slices {
                 let share = requests / slices + (slice < requests % slices ? 1 : 0)
-                // Every other slice in reverse order, so that no client always follows the same one.
+                // Every other slice in reverse order, so that neither client always follows the other.
                 let order = slice.isMultiple(of: 2) ? Array(clients.indices) : clients.indices.reversed()
                 for index in order {
+                    // Whatever the previous slice left running (URLSession's threads winding down) settles first.
+                    try await Task.sleep(for: .milliseconds(50))
                     let before = ResourceUsage.now()
                     let start = ContinuousClock.now
                     try await load(clients[index], requests: share, concurrency: concurrency)
