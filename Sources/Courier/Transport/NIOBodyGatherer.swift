@@ -20,14 +20,28 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
 
     private let state = Locked(State())
     private let activity: @Sendable () -> Void
+    private let smallHead: (@Sendable () -> Void)?
 
-    init(activity: @escaping @Sendable () -> Void) {
+    /// - Parameters:
+    ///   - activity: called whenever bytes arrive.
+    ///   - smallHead: called when the head of a response with a small declared body arrives, since the rest is then
+    ///     bound to follow at once.
+    init(activity: @escaping @Sendable () -> Void, smallHead: (@Sendable () -> Void)? = nil) {
         self.activity = activity
+        self.smallHead = smallHead
     }
+
+    /// Bodies up to this many bytes (as declared by `Content-Length`) count as small: a few reads of the socket.
+    static let smallBody = 8 * 1024
 
     func didReceiveHead(task: HTTPClient.Task<Gathered>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLock { $0.head = head }
         activity()
+        if let smallHead, let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }),
+            length <= Self.smallBody
+        {
+            smallHead()
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -157,7 +157,7 @@ public final class NIOTransport: Transport, CollectingTransport {
         }
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
-        let gatherer = NIOBodyGatherer(activity: activity)
+        let gatherer = NIOBodyGatherer(activity: activity, smallHead: { pending.headArrived() })
         let url = request.url
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         let loop =

@@ -24,6 +24,21 @@ struct AsyncCallFaultTests {
         }
     }
 
+    @Test(
+        "A small body that trickles in after its head arrives whole (the caller, woken by the head, waits again)",
+        arguments: FaultTransportKind.all)
+    func smallBodyAfterItsHead(_ kind: FaultTransportKind) async throws {
+        try await withClient(.slowBody(bytes: 6, every: 0.05), kind) { client, _ in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let response = try await client.send("GET", "", serializer: HTTPResponseSerializer())
+            #expect(clock.now - start >= .milliseconds(250), "the call returned before the body was in")
+            #expect(response.data == Data("abcdef".utf8))
+            #expect(response.statusCode == 200)
+            #expect(client.tasks.isEmpty)
+        }
+    }
+
     @Test("Garbage status line → -1011", arguments: [FaultTransportKind.nio])
     func garbageStatusLine(_ kind: FaultTransportKind) async throws {
         try await withClient(.garbageStatusLine, kind) { client, _ in
