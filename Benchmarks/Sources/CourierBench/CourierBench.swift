@@ -11,13 +11,13 @@ import Foundation
 
 /// GET throughput of Courier against the clients it is built on; see Benchmarks/README.md.
 ///
-/// For every concurrency C, one round: for each compared pair of clients in turn (raw, then Courier on it), make the
-/// two clients, warm each up with C concurrent requests, then send each client's N requests in `--slices` slices
-/// that alternate between them (A's first slice, B's first, then B's second, A's second, …), with a 50 ms pause
-/// before each, so that both clients' N requests are spread over the same stretch of time and meet the same machine
-/// conditions; then shut the two down. In a slice, C workers each send their share one after
-/// another, decoding every body into ``UserPage``. A client's measurement is the sum over its slices. Rounds are
-/// repeated `--repeat` times and the median is reported.
+/// The clients come in compared pairs (raw, then Courier on it), measured one pair after the other. A round of a
+/// pair at concurrency C: make the two clients, warm each up with C concurrent requests, then send each client's N
+/// requests in `--slices` slices that alternate between them (A's first slice, B's first, then B's second, A's
+/// second, …), with a 50 ms pause before each, so that both clients' N requests are spread over the same stretch of
+/// time and meet the same machine conditions; then shut the two down. In a slice, C workers each send their share
+/// one after another, decoding every body into ``UserPage``. A client's measurement is the sum over its slices. A
+/// pair runs `--repeat` rounds at every concurrency, and the median is reported.
 @main
 struct CourierBench {
     static let usage = """
@@ -72,28 +72,28 @@ struct CourierBench {
         )
 
         var results: [Key: [Measurement]] = [:]
-        for round in 1...options.repeats {
-            for concurrency in options.concurrencies {
-                // The clients come in compared pairs (raw, then Courier on it); each pair is measured on its own, so
-                // one pair's clients are never running, or winding down, during the other's slices.
-                var measurements: [Measurement] = []
-                for first in stride(from: 0, to: options.clients.count, by: 2) {
-                    let kinds = options.clients[first..<min(first + 2, options.clients.count)]
+        // The clients come in compared pairs (raw, then Courier on it). Each pair is measured on its own, all its
+        // rounds before the next pair's, so that one pair's clients are never running, or winding down, during the
+        // other's slices.
+        for first in stride(from: 0, to: options.clients.count, by: 2) {
+            let kinds = Array(options.clients[first..<min(first + 2, options.clients.count)])
+            for round in 1...options.repeats {
+                for concurrency in options.concurrencies {
                     let clients = kinds.map {
                         makeClient($0, baseURL: baseURL, path: options.path, payloadURL: payloadURL)
                     }
-                    measurements += try await measure(
+                    let measurements = try await measure(
                         clients, requests: options.requests, concurrency: concurrency, slices: options.slices)
-                }
-                for (kind, measurement) in zip(options.clients, measurements) {
-                    results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
-                    print(
-                        "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 31))"
-                            + "\(pad(format(measurement.requestsPerSecond, 0), 8)) req/s  "
-                            + "CPU \(format(measurement.cpuSeconds, 2)) s (\(format(measurement.cpuMicrosPerRequest, 0)) µs/req)  "
-                            + "\(format(measurement.contextSwitchesPerRequest, 1)) csw/req  "
-                            + "wall \(format(measurement.wallSeconds, 2)) s  peak RSS so far \(format(measurement.maxRSSMB, 1)) MB"
-                    )
+                    for (kind, measurement) in zip(kinds, measurements) {
+                        results[Key(kind: kind, concurrency: concurrency), default: []].append(measurement)
+                        print(
+                            "round \(round)/\(options.repeats)  c=\(pad(String(concurrency), 2))  \(padRight(kind.label, 31))"
+                                + "\(pad(format(measurement.requestsPerSecond, 0), 8)) req/s  "
+                                + "CPU \(format(measurement.cpuSeconds, 2)) s (\(format(measurement.cpuMicrosPerRequest, 0)) µs/req)  "
+                                + "\(format(measurement.contextSwitchesPerRequest, 1)) csw/req  "
+                                + "wall \(format(measurement.wallSeconds, 2)) s  peak RSS so far \(format(measurement.maxRSSMB, 1)) MB"
+                        )
+                    }
                 }
             }
         }
