@@ -65,7 +65,7 @@ struct CourierBench {
         print(
             "N=\(options.requests) GETs per measurement, concurrency \(options.concurrencies.map(String.init).joined(separator: ", ")), "
                 + "\(options.repeats) round(s), median reported; each client's N sent in \(options.slices) slices alternating "
-                + "with the other clients'; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+                + "with its pair's; \(ProcessInfo.processInfo.activeProcessorCount) cores"
         )
         print(
             "peak RSS (ru_maxrss) is a process-wide high-water mark: the value after a case includes every case before it.\n"
