@@ -65,16 +65,10 @@ final class FaultServer: Sendable {
     /// Starts a server with `behaviour` on a free port of 127.0.0.1.
     static func start(_ behaviour: Behaviour) async throws -> FaultServer {
         let record = Locked(Record())
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(FaultHandler(behaviour: behaviour, record: record))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/") else {
+        let (channel, port) = try await LoopbackServer.bind { pipeline in
+            try pipeline.addHandler(FaultHandler(behaviour: behaviour, record: record))
+        }
+        guard let url = URL(string: "http://127.0.0.1:\(port)/") else {
             try? await channel.close()
             throw FaultServerError.noPort
         }

@@ -57,18 +57,11 @@ final class RangeServer: Sendable {
         let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
         let log = Locked([RequestRecord]())
         let delay = TimeAmount.nanoseconds(Int64(chunkDelay * 1_000_000_000))
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(
-                        RangeHandler(resource: resource, log: log, chunkSize: chunkSize, chunkDelay: delay))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/file") else {
+        let (channel, port) = try await LoopbackServer.bind { pipeline in
+            try pipeline.configureHTTPServerPipeline()
+            try pipeline.addHandler(RangeHandler(resource: resource, log: log, chunkSize: chunkSize, chunkDelay: delay))
+        }
+        guard let url = URL(string: "http://127.0.0.1:\(port)/file") else {
             try? await channel.close()
             throw FaultServerError.noPort
         }

@@ -31,19 +31,12 @@ final class RedirectServer: Sendable {
     /// Starts a server on a free port of 127.0.0.1 that answers `status` with `Location: location`.
     static func start(status: Int, location: URL) async throws -> RedirectServer {
         let log = Locked([RequestRecord]())
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(
-                        RedirectHandler(status: HTTPResponseStatus(statusCode: status), location: location, log: log))
-                }
-            }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)/redirect")
-        else {
+        let (channel, port) = try await LoopbackServer.bind { pipeline in
+            try pipeline.configureHTTPServerPipeline()
+            try pipeline.addHandler(
+                RedirectHandler(status: HTTPResponseStatus(statusCode: status), location: location, log: log))
+        }
+        guard let url = URL(string: "http://127.0.0.1:\(port)/redirect") else {
             try? await channel.close()
             throw FaultServerError.noPort
         }
