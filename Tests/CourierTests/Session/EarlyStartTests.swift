@@ -110,4 +110,18 @@ struct EarlyStartTests {
         #expect(watched.core.startEarly(plain, delegate: delegate()) == nil)
         #expect(try HTTPRequestSerializer().plainRequest(method: "POST", url: base, parameters: nil) == nil)
     }
+
+    @Test(arguments: TestTransports.names)
+    func aRefusedConnectionFailsTheCallWithTheRequestAttached(transport: String) async throws {
+        // A port that was free a moment ago and has nothing listening on it now.
+        let (channel, port) = try await LoopbackServer.bind { _ in }
+        try await channel.close()
+        let base = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        let client = HTTPSessionManager(
+            baseURL: base, configuration: .ephemeral, transport: TestTransports.make(transport))
+        let error = await thrownCourierError { try await client.get("refused", parameters: ["a": "1"], as: JSON.self) }
+        #expect(error?.errorCode == -1004, "\(String(describing: error))")
+        #expect(error?.context?.request?.url?.absoluteString == "http://127.0.0.1:\(port)/refused?a=1")
+        #expect(client.tasks.isEmpty)
+    }
 }
