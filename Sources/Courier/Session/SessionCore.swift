@@ -441,8 +441,7 @@ final class SessionCore: TaskController {
             !invalidated.value
         else { return nil }
         let (hooks, policies) = settings.withLock { ($0.hooks, $0.securityPolicies) }
-        guard hooks.didReceiveResponse == nil, hooks.didReceiveData == nil, hooks.didSendBodyData == nil,
-            let policy = try? policies.policy(for: plain.url)
+        guard !Self.watchesExchanges(hooks), let policy = try? policies.policy(for: plain.url)
         else { return nil }
         var outgoing = TransportRequest(
             method: plain.method.uppercased(), url: plain.url,
@@ -529,11 +528,16 @@ final class SessionCore: TaskController {
     private func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
         guard transport is any CollectingTransport, task is DataTask, delegate.stream == nil,
             delegate.uploadProgressHandler == nil, delegate.downloadProgressHandler == nil,
-            hooks.didReceiveResponse == nil, hooks.didReceiveData == nil, hooks.didSendBodyData == nil,
-            !delegate.isDownload
+            !Self.watchesExchanges(hooks), !delegate.isDownload
         else { return false }
         guard let body = delegate.uploadBody ?? task.originalRequest?.httpBody.map({ .data($0) }) else { return true }
         return (body.data?.count ?? .max) <= Self.largestCollectedUpload
+    }
+
+    /// Whether a hook watches an exchange as it goes (its head, its body's chunks, its upload's progress), which a
+    /// collected exchange could not show it.
+    private static func watchesExchanges(_ hooks: SessionHooks) -> Bool {
+        hooks.didReceiveResponse != nil || hooks.didReceiveData != nil || hooks.didSendBodyData != nil
     }
 
     /// Larger bodies are streamed, with progress as they go.

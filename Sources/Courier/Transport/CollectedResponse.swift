@@ -29,8 +29,10 @@ final class CollectedResponse: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
             guard state.result == nil else { return nil }
             state.result = result
-            defer { state.waiter = nil }
-            return state.waiter
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            state.delivered = true  // handed to the waiter below
+            return waiter
         }
         waiter?.resume(returning: result)
     }
@@ -68,10 +70,7 @@ final class CollectedResponse: Sendable {
                     }
                     if let now { continuation.resume(returning: now) }
                 }
-                if let ready {
-                    state.withLock { $0.delivered = true }
-                    return ready
-                }
+                if let ready { return ready }
                 // Woken for the head: the result is normally there by now; if not, wait again.
             }
         } onCancel: {

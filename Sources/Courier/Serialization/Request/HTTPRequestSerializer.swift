@@ -154,7 +154,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
         try Self.validate(url, urlString: url.absoluteString)
         var url = url
         if let parameters {
-            let query = QueryString.encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
+            let query = encodedQuery(parameters)
             if !query.isEmpty { url = try Self.appending(query: query, to: url) }
         }
         return PlainRequest(
@@ -188,7 +188,13 @@ public struct HTTPRequestSerializer: RequestSerializer {
         if let queryStringSerialization {
             return try queryStringSerialization(request, parameters)
         }
-        return QueryString.encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
+        return encodedQuery(parameters)
+    }
+
+    /// ``QueryString``'s query for `parameters` with this serializer's options: the query unless a custom
+    /// ``queryStringSerialization`` replaces it.
+    private func encodedQuery(_ parameters: Parameter) -> String {
+        QueryString.encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
     }
 
     /// `url` with `query` after its existing query (joined by `&`) or after a new `?`, before any fragment.
