@@ -84,17 +84,30 @@ public struct HTTPRequestSerializer: RequestSerializer {
 
     /// Builds a request with ``makeRequest(method:urlString:)`` and serializes `parameters` into it.
     public func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest {
-        try serialize(makeRequest(method: method, urlString: urlString), parameters: parameters)
+        var request = try makeRequest(method: method, urlString: urlString)
+        try serialize(into: &request, parameters: parameters)
+        return request
     }
 
     /// ``request(method:urlString:parameters:)`` for a parsed URL.
     public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
-        try serialize(makeRequest(method: method, url: url), parameters: parameters)
+        var request = try makeRequest(method: method, url: url)
+        try serialize(into: &request, parameters: parameters)
+        return request
     }
 
     /// Adds the default headers the request lacks, then puts the query in the URL or the body (see the type).
     public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
-        var request = applyingHeaders(to: request)
+        var request = request
+        try serialize(into: &request, parameters: parameters)
+        return request
+    }
+
+    /// ``serialize(_:parameters:)`` in place. A request built for the call and held by nobody else is then changed
+    /// without Foundation copying it: a `URLRequest` copies its whole `NSURLRequest` on the first change made while
+    /// another value still shares it.
+    func serialize(into request: inout URLRequest, parameters: Parameter?) throws {
+        applyHeaders(to: &request)
         let query = try parameters.map { try queryString(for: request, parameters: $0) }
         if encodesParametersInURI(request.httpMethod) {
             if let query, !query.isEmpty, let url = request.url {
@@ -106,7 +119,6 @@ public struct HTTPRequestSerializer: RequestSerializer {
             }
             request.httpBody = Data((query ?? "").utf8)
         }
-        return request
     }
 
     /// A request for `method` and `urlString` with the serializer's request properties, but no headers or
@@ -172,15 +184,20 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// A copy of `request` with each default header it has no value for.
     public func applyingHeaders(to request: URLRequest) -> URLRequest {
         var request = request
+        applyHeaders(to: &request)
+        return request
+    }
+
+    /// ``applyingHeaders(to:)`` in place.
+    func applyHeaders(to request: inout URLRequest) {
         if request.allHTTPHeaderFields?.isEmpty ?? true {
             // A fresh request: one assignment, where `setValue` would copy Foundation's request once per header.
             request.allHTTPHeaderFields = defaultFields
-            return request
+            return
         }
         for field in headers where request.value(forHTTPHeaderField: field.name) == nil {
             request.setValue(field.value, forHTTPHeaderField: field.name)
         }
-        return request
     }
 
     /// The query string for `parameters`: the custom closure's, or ``QueryString``'s with this serializer's options.

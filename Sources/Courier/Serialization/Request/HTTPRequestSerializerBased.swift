@@ -46,21 +46,32 @@ extension HTTPRequestSerializerBased {
 
     /// Builds a request with the base serializer's properties and serializes `parameters` into it.
     public func request(method: String, urlString: String, parameters: Parameter?) throws -> URLRequest {
-        try serialize(http.makeRequest(method: method, urlString: urlString), parameters: parameters)
+        var request = try http.makeRequest(method: method, urlString: urlString)
+        return try serialize(made: &request, parameters: parameters)
     }
 
     /// Builds a request for a parsed URL with the base serializer's properties and serializes `parameters` into it.
     public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
-        try serialize(http.makeRequest(method: method, url: url), parameters: parameters)
+        var request = try http.makeRequest(method: method, url: url)
+        return try serialize(made: &request, parameters: parameters)
     }
 
     /// GET, HEAD and DELETE (see ``HTTPRequestSerializer/methodsEncodingParametersInURI``) behave exactly like the
     /// base serializer; every other method gets the default headers and ``encodeBody(_:parameters:)``.
     public func serialize(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
+        var request = request
+        return try serialize(made: &request, parameters: parameters)
+    }
+
+    /// ``serialize(_:parameters:)`` changing `request` in place up to the body, so that a request made for the call
+    /// is not copied by Foundation (see ``HTTPRequestSerializer/serialize(into:parameters:)``).
+    private func serialize(made request: inout URLRequest, parameters: Parameter?) throws -> URLRequest {
         if http.encodesParametersInURI(request.httpMethod) {
-            return try http.serialize(request, parameters: parameters)
+            try http.serialize(into: &request, parameters: parameters)
+            return request
         }
-        return try encodeBody(http.applyingHeaders(to: request), parameters: parameters)
+        http.applyHeaders(to: &request)
+        return try encodeBody(request, parameters: parameters)
     }
 }
 
