@@ -10,6 +10,26 @@ import Testing
 @Suite struct HTTPRequestSerializerTests {
     let serializer = HTTPRequestSerializer()
 
+    @Test func serializingLeavesTheCallersRequestAsItWas() throws {
+        // The serializers change requests they made themselves in place; one handed in must stay untouched.
+        let original = URLRequest(url: try #require(URL(string: "https://example.com/items")))
+        var post = original
+        post.httpMethod = "POST"
+        let json = JSONRequestSerializer()
+        for (serialized, source) in [
+            (try serializer.serialize(original, parameters: ["a": 1]), original),
+            (try serializer.serialize(post, parameters: ["a": 1]), post),
+            (try json.serialize(post, parameters: ["a": 1]), post),
+        ] {
+            #expect(serialized.value(forHTTPHeaderField: "User-Agent") != nil)
+            #expect(serialized.url != source.url || serialized.httpBody != nil)
+            #expect(source.allHTTPHeaderFields?.isEmpty ?? true)
+            #expect(source.httpBody == nil)
+        }
+        #expect(original.url?.absoluteString == "https://example.com/items")
+        #expect(post.url?.absoluteString == "https://example.com/items")
+    }
+
     @Test func getPutsParametersInTheQuery() throws {
         let request = try serializer.request(
             method: "GET", urlString: "https://example.com/search", parameters: ["q": "a b", "page": 2])
