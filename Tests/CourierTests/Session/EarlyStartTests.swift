@@ -72,6 +72,24 @@ struct EarlyStartTests {
         #expect(withoutCookies.headers["Cookie"] == nil)
     }
 
+    /// NIOTransport reuses AsyncHTTPClient's parsed request per method and URL; nothing else may carry over.
+    @Test func repeatedCallsToOneURLCarryOnlyTheirOwnMethodHeadersAndBody() async throws {
+        let client = try await client(cookies: false)
+        for (index, method) in ["GET", "DELETE", "GET", "PATCH", "PATCH", "GET"].enumerated() {
+            let headers: HTTPHeaders = index == 1 || index == 3 ? ["X-Once": "\(index)"] : [:]
+            let parameters: Parameter? = index == 3 ? ["n": 3] : nil
+            let echo = try await client.send(
+                method, "anything/same", parameters: parameters, headers: headers, as: Echo.self
+            ).value
+            #expect(echo.method == method)
+            #expect(echo.headers["X-Once"] == headers["X-Once"])
+            #expect(echo.url.hasSuffix("/anything/same"))
+            if method == "PATCH" {
+                #expect(echo.headers["Content-Length"] == (index == 3 ? "3" : "0"))
+            }
+        }
+    }
+
     @Test func theTaskReportsTheRequestItsExchangeSent() async throws {
         let client = try await client(cookies: false)
         let response = try await client.get("anything/report", parameters: ["a": "1"], as: Echo.self)
