@@ -65,12 +65,8 @@ final class FaultServer: Sendable {
     /// Starts a server with `behaviour` on a free port of 127.0.0.1.
     static func start(_ behaviour: Behaviour) async throws -> FaultServer {
         let record = Locked(Record())
-        let (channel, port) = try await LoopbackServer.bind { pipeline in
+        let (channel, port, url) = try await LoopbackServer.bind(path: "") { pipeline in
             try pipeline.addHandler(FaultHandler(behaviour: behaviour, record: record))
-        }
-        guard let url = URL(string: "http://127.0.0.1:\(port)/") else {
-            try? await channel.close()
-            throw FaultServerError.noPort
         }
         return FaultServer(channel: channel, port: port, baseURL: url, record: record)
     }

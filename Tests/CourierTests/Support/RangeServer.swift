@@ -57,13 +57,9 @@ final class RangeServer: Sendable {
         let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
         let log = Locked([RequestRecord]())
         let delay = TimeAmount.nanoseconds(Int64(chunkDelay * 1_000_000_000))
-        let (channel, port) = try await LoopbackServer.bind { pipeline in
+        let (channel, port, url) = try await LoopbackServer.bind(path: "file") { pipeline in
             try pipeline.configureHTTPServerPipeline()
             try pipeline.addHandler(RangeHandler(resource: resource, log: log, chunkSize: chunkSize, chunkDelay: delay))
-        }
-        guard let url = URL(string: "http://127.0.0.1:\(port)/file") else {
-            try? await channel.close()
-            throw FaultServerError.noPort
         }
         return RangeServer(channel: channel, port: port, fileURL: url, resource: resource, log: log)
     }

@@ -31,14 +31,10 @@ final class RedirectServer: Sendable {
     /// Starts a server on a free port of 127.0.0.1 that answers `status` with `Location: location`.
     static func start(status: Int, location: URL) async throws -> RedirectServer {
         let log = Locked([RequestRecord]())
-        let (channel, port) = try await LoopbackServer.bind { pipeline in
+        let (channel, _, url) = try await LoopbackServer.bind(path: "redirect") { pipeline in
             try pipeline.configureHTTPServerPipeline()
             try pipeline.addHandler(
                 RedirectHandler(status: HTTPResponseStatus(statusCode: status), location: location, log: log))
-        }
-        guard let url = URL(string: "http://127.0.0.1:\(port)/redirect") else {
-            try? await channel.close()
-            throw FaultServerError.noPort
         }
         return RedirectServer(channel: channel, url: url, log: log)
     }
