@@ -20,11 +20,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public let baseURL: URL?
     /// ``baseURL``'s string when it has no query or fragment, so plain paths can be appended to it.
     private let plainBaseString: String?
-    /// URLs of recently used plain relative paths (see ``appendingPlainPath(_:toBaseString:)``): parsing one costs
-    /// about a microsecond, and an API's calls repeat a handful of paths. Emptied when it reaches
-    /// ``resolvedPathLimit`` entries.
-    private let resolvedPaths = Locked([String: URL]())
-    private static let resolvedPathLimit = 64
+    /// URLs of the 64 most recently used plain relative paths (see ``appendingPlainPath(_:toBaseString:)``):
+    /// parsing one costs about a microsecond, and an API's calls repeat a handful of paths.
+    private let resolvedPaths = RecentValues<String, URL>(limit: 64)
 
     private let serializer = Locked<any RequestSerializer>(HTTPRequestSerializer())
 
@@ -122,15 +120,11 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         }
         // Foundation on Linux resolves the empty reference to nil; RFC 3986 §5.2.2 makes it the base itself.
         if urlString.isEmpty { return baseURL }
-        if let plainBaseString {
-            if let url = resolvedPaths.withLock({ $0[urlString] }) { return url }
-            if let appended = Self.appendingPlainPath(urlString, toBaseString: plainBaseString) {
-                resolvedPaths.withLock { paths in
-                    if paths.count >= Self.resolvedPathLimit { paths.removeAll(keepingCapacity: true) }
-                    paths[urlString] = appended
-                }
-                return appended
-            }
+        if let plainBaseString,
+            let appended = resolvedPaths.value(
+                for: urlString, makeIfPossible: { Self.appendingPlainPath(urlString, toBaseString: plainBaseString) })
+        {
+            return appended
         }
         guard let url = URL(string: urlString, relativeTo: baseURL)?.absoluteURL else {
             throw CourierError.invalidURL(urlString)

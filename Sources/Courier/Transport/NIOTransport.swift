@@ -46,11 +46,9 @@ public final class NIOTransport: Transport, CollectingTransport {
     private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
-    /// AsyncHTTPClient's requests for recently used methods and URLs, without headers or body. Making one parses
-    /// the URL again (2–3 µs, on the way to the event loop), so a repeated call copies a parsed one instead. Emptied
-    /// when it reaches ``requestTemplateLimit`` entries.
-    private let requestTemplates = Locked([RequestTemplateKey: HTTPClient.Request]())
-    private static let requestTemplateLimit = 64
+    /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
+    /// one parses the URL again (2–3 µs, on the way to the event loop), so a repeated call copies a parsed one.
+    private let requestTemplates = RecentValues<RequestTemplateKey, HTTPClient.Request>(limit: 64)
 
     private struct RequestTemplateKey: Hashable {
         var method: String
@@ -188,19 +186,13 @@ public final class NIOTransport: Transport, CollectingTransport {
 
     /// AsyncHTTPClient's request for `method` and `url`, without headers or body; see ``requestTemplates``.
     private func requestTemplate(method: String, url: URL) throws -> HTTPClient.Request {
-        let key = RequestTemplateKey(method: method, url: url)
-        if let template = requestTemplates.withLock({ $0[key] }) { return template }
-        let template: HTTPClient.Request
         do {
-            template = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method))
+            return try requestTemplates.value(for: RequestTemplateKey(method: method, url: url)) {
+                try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method))
+            }
         } catch {
             throw Self.courierError(error, url: url)
         }
-        requestTemplates.withLock { templates in
-            if templates.count >= Self.requestTemplateLimit { templates.removeAll(keepingCapacity: true) }
-            templates[key] = template
-        }
-        return template
     }
 
     /// Shuts the client down, waiting for its connections to close.
