@@ -36,12 +36,13 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
 
     func didReceiveHead(task: HTTPClient.Task<Gathered>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLock { $0.head = head }
-        activity()
+        // The caller's wake-up is the slow part of a small exchange, so it starts before anything else here.
         if let smallHead, let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }),
             length <= Self.smallBody
         {
             smallHead()
         }
+        activity()
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
