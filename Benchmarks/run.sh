@@ -5,6 +5,8 @@
 #   bash Benchmarks/run.sh --repeat 9      # any further arguments go to CourierBench
 #   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
 #   bash Benchmarks/run.sh --stages        # where Courier's time goes, without a network (see README.md)
+#   GUEST_HALT_POLL_NS=200000 bash Benchmarks/run.sh   # diagnostic: the guest's idle vCPUs poll before halting
+#                                                     # (restored on exit; see README.md, "Machine")
 #
 # Installs nginx and wrk with apt-get when they are missing, serves a 1 KB JSON file from a temporary nginx on a
 # free 127.0.0.1 port, builds the benchmark in release mode and runs it. nginx is stopped on exit.
@@ -15,6 +17,16 @@ WRK_SECONDS="${WRK_SECONDS:-5}"
 
 source "$BENCH_DIR/common.sh"
 install_missing nginx wrk
+
+# The haltpoll idle driver's polling window (0 on this machine) sets what every thread wake-up costs; it is the
+# machine's setting, so a run changes it only when asked to, and puts it back on exit.
+HALT_POLL=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+if [[ -n "${GUEST_HALT_POLL_NS:-}" ]]; then
+    [[ -w "$HALT_POLL" ]] || { echo "GUEST_HALT_POLL_NS: $HALT_POLL is not writable here" >&2; exit 1; }
+    HALT_POLL_BEFORE="$(cat "$HALT_POLL")"
+    trap 'echo "$HALT_POLL_BEFORE" >"$HALT_POLL"; cleanup' EXIT
+    echo "$GUEST_HALT_POLL_NS" >"$HALT_POLL"
+fi
 
 mkdir -p "$WORK/www" "$WORK/temp"
 # The worker may run as an unprivileged user (nobody) when nginx is started as root: let it read the files.
@@ -66,6 +78,8 @@ echo "machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*
     "nginx (1 worker) runs on the same cores"
 echo "swift:   $(swift --version 2>&1 | head -1)"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "idle:    $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown) driver," \
+    "guest_halt_poll_ns $(cat "$HALT_POLL" 2>/dev/null || echo n/a)${HALT_POLL_BEFORE:+ (set for this run; was $HALT_POLL_BEFORE)}"
 
 # --- reference: wrk -------------------------------------------------------------------------------------------
 for arg in "$@"; do [[ "$arg" != "--stages" ]] || WRK_SECONDS=0; done
