@@ -36,7 +36,7 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
 
     func didReceiveHead(task: HTTPClient.Task<Gathered>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLock { $0.head = head }
-        // The caller's wake-up is the slow part of a small exchange, so it starts before anything else here.
+        // The caller's wake-up is the slow part of a small exchange, so it starts before the activity stamp.
         if let smallHead, let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }),
             length <= Self.smallBody
         {
