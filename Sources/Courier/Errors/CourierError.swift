@@ -65,6 +65,18 @@ public enum CourierError: Error, Sendable {
     /// streamed part's length differs from the one declared. Code -1000, as AFNetworking's.
     case multipartEncodingFailed(reason: String, fileURL: URL?, underlyingError: (any Error)?)
 
+    /// The URL's scheme is one Courier does not send to: not `http` or `https`, or a Unix-socket URL
+    /// (`http+unix:`, `https+unix:`, `unix:`) that the session was not configured to allow
+    /// (``SessionConfiguration/allowsUnixSocketURLs``), or a redirect's target that is not `http` or `https`.
+    /// Code -1002, as `NSURLErrorUnsupportedURL`.
+    case unsupportedURL(URL, reason: String, context: Context)
+
+    /// A redirect from `https` to plain `http` was refused: following it would send the request, and any secret it
+    /// carries, unencrypted and outside the session's pinning policy. Allow it with
+    /// ``SessionConfiguration/allowsInsecureRedirects``. Code -1022, as
+    /// `NSURLErrorAppTransportSecurityRequiresSecureConnection`.
+    case insecureRedirect(from: URL, to: URL, context: Context)
+
     /// What is known about the exchange that failed.
     public struct Context: Sendable {
         /// The request that failed, once a session has attached it.
@@ -108,6 +120,8 @@ extension CourierError {
         case .fileOperationFailed: return -3000
         case .requestFailed: return -1
         case .multipartEncodingFailed: return -1000
+        case .unsupportedURL: return -1002
+        case .insecureRedirect: return -1022
         }
     }
 
@@ -118,7 +132,7 @@ extension CourierError {
             .responseSerializationFailed(_, let context, _), .cancelled(let context), .timedOut(let context),
             .tooManyRedirects(let context), .cannotConnect(_, _, let context), .connectionLost(_, let context),
             .badServerResponse(_, _, let context), .fileOperationFailed(_, _, let context),
-            .requestFailed(_, let context):
+            .requestFailed(_, let context), .unsupportedURL(_, _, let context), .insecureRedirect(_, _, let context):
             return context
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return nil
@@ -147,7 +161,7 @@ extension CourierError {
             .multipartEncodingFailed(_, _, let error):
             return error
         case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,
-            .tooManyRedirects:
+            .tooManyRedirects, .unsupportedURL, .insecureRedirect:
             return nil
         }
     }
@@ -195,6 +209,12 @@ extension CourierError {
         case .requestFailed(let underlying, var context):
             update(&context)
             return .requestFailed(underlyingError: underlying, context: context)
+        case .unsupportedURL(let url, let reason, var context):
+            update(&context)
+            return .unsupportedURL(url, reason: reason, context: context)
+        case .insecureRedirect(let from, let to, var context):
+            update(&context)
+            return .insecureRedirect(from: from, to: to, context: context)
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return self
         }
@@ -236,6 +256,11 @@ extension CourierError: LocalizedError {
             return "The request failed: \(error.map { String(describing: $0) } ?? "unknown error")"
         case .multipartEncodingFailed(let reason, _, _):
             return reason
+        case .unsupportedURL(let url, let reason, _):
+            return "unsupported URL: \(url.absoluteString): \(reason)"
+        case .insecureRedirect(let from, let to, _):
+            return "refused a redirect from https to plain http (\(from.absoluteString) → \(to.absoluteString)): "
+                + "the request would leave TLS and the security policy"
         }
     }
 

@@ -29,6 +29,18 @@ public struct SessionConfiguration: Sendable {
     /// `.useProtocolCachePolicy` (fresh stored responses are used, stale ones revalidated).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
+    /// Whether requests may go to Unix-domain sockets (`http+unix:`, `https+unix:` and `unix:` URLs, on
+    /// ``NIOTransport``); default `false`, so such a URL fails with ``CourierError/unsupportedURL(_:reason:context:)``.
+    /// Only a request the caller makes can reach a socket: a redirect never can, whatever this says.
+    public var allowsUnixSocketURLs: Bool = false
+    /// Whether a redirect from `https` to plain `http` is followed; default `false`: the task fails with
+    /// ``CourierError/insecureRedirect(from:to:context:)``. A followed downgrade leaves the pinning policy behind.
+    public var allowsInsecureRedirects: Bool = false
+    /// More header fields to remove when a redirect leaves the origin (scheme, host and port), beside the ones
+    /// always removed: `Authorization`, `Proxy-Authorization` and `Cookie`. Names are matched without regard to
+    /// case; default none.
+    public var headersRemovedOnCrossOriginRedirect: Set<String> = []
+
     /// The default configuration.
     public init() {}
 
