@@ -7,17 +7,66 @@ import Foundation
 /// Parses `WWW-Authenticate` challenges and builds the matching `Authorization` values (Basic, and Digest with MD5
 /// and `qop=auth`, RFC 7616).
 enum Authentication {
-    /// The first Basic or Digest challenge in a `401` response.
-    static func challenge(in response: HTTPURLResponse, previousFailureCount: Int) -> AuthenticationChallenge? {
-        guard response.statusCode == 401, let header = response.value(forHTTPHeaderField: "WWW-Authenticate") else {
-            return nil
+    /// The challenge of a `401` response to answer: the first Digest one, else the first Basic one, among the
+    /// schemes in `preferring`; failing that, the first Basic or Digest challenge (for a hook to see, though the
+    /// session's credential will not answer it). Every `WWW-Authenticate` field is read, and a field may hold
+    /// several challenges (`Basic realm="a", Digest realm="b", nonce="n"`).
+    static func challenge(
+        in headers: HTTPHeaders, response: @autoclosure () throws -> HTTPURLResponse, previousFailureCount: Int,
+        preferring schemes: Set<Credential.Scheme>
+    ) rethrows -> AuthenticationChallenge? {
+        let offered = headers.values(for: "WWW-Authenticate").flatMap(challenges(in:)).filter {
+            Credential.Scheme(rawValue: $0.scheme.lowercased()) != nil
         }
-        let trimmed = header.trimmingCharacters(in: .whitespaces)
-        let scheme = String(trimmed.prefix { !$0.isWhitespace })
-        guard ["basic", "digest"].contains(scheme.lowercased()) else { return nil }
-        let parameters = parseParameters(String(trimmed.dropFirst(scheme.count)))
+        func first(_ scheme: Credential.Scheme) -> (scheme: String, parameters: [String: String])? {
+            schemes.contains(scheme) ? offered.first { $0.scheme.lowercased() == scheme.rawValue } : nil
+        }
+        guard let chosen = first(.digest) ?? first(.basic) ?? offered.first else { return nil }
         return AuthenticationChallenge(
-            scheme: scheme, parameters: parameters, previousFailureCount: previousFailureCount, response: response)
+            scheme: chosen.scheme, parameters: chosen.parameters, previousFailureCount: previousFailureCount,
+            response: try response())
+    }
+
+    /// The challenges in one `WWW-Authenticate` value: a new challenge starts at an element whose first token is
+    /// not followed by `=` (`Digest realm="x"`, or a bare `Negotiate`).
+    static func challenges(in value: String) -> [(scheme: String, parameters: [String: String])] {
+        var found: [(scheme: String, parameters: String)] = []
+        for element in splitOutsideQuotes(value) {
+            let trimmed = element.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty else { continue }
+            let token = trimmed.prefix { !$0.isWhitespace && $0 != "=" }
+            let afterToken = trimmed.dropFirst(token.count)
+            if afterToken.first == "=" {
+                // A parameter of the challenge before it.
+                if !found.isEmpty { found[found.count - 1].parameters += ", " + trimmed }
+            } else {
+                found.append((String(token), afterToken.trimmingCharacters(in: .whitespaces)))
+            }
+        }
+        return found.map { ($0.scheme, parseParameters($0.parameters)) }
+    }
+
+    /// `value` split at the commas outside quoted strings.
+    private static func splitOutsideQuotes(_ value: String) -> [Substring] {
+        var parts: [Substring] = []
+        var start = value.startIndex
+        var index = value.startIndex
+        var quoted = false
+        while index < value.endIndex {
+            let character = value[index]
+            if character == "\\", quoted, value.index(after: index) < value.endIndex {
+                index = value.index(index, offsetBy: 2)
+                continue
+            }
+            if character == "\"" { quoted.toggle() }
+            if character == ",", !quoted {
+                parts.append(value[start..<index])
+                start = value.index(after: index)
+            }
+            index = value.index(after: index)
+        }
+        parts.append(value[start...])
+        return parts
     }
 
     /// `name=value, name="quoted, value"` pairs.

@@ -23,7 +23,9 @@ public struct DownloadResumeData: Codable, Sendable, Hashable {
     public var url: URL
     /// The request's header fields, without `Range` and `If-Range`.
     public var headers: [String: String]
-    /// The partial file.
+    /// The partial file. Only a regular file in the private directory where Courier keeps its temporary files is
+    /// continued; resume data naming any other file starts the download over in a new file and leaves that file
+    /// alone (resume data is only bytes, and must not be able to truncate and append to any file it names).
     public var temporaryFileURL: URL
     /// How many bytes of the resource the partial file holds.
     public var bytesOnDisk: Int64

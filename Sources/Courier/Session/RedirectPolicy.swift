@@ -8,18 +8,23 @@ import Foundation
 enum RedirectPolicy {
     static let statusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
+    /// Fields that carry a secret for one origin, removed whenever a redirect leaves it.
+    static let secretHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+
     /// The next request for a 3xx `response` to `request`, and whether it keeps the body; `nil` when the response
-    /// is not a redirect this policy follows (no `Location`, or one that is not a URL).
+    /// is not a redirect this policy follows (no `Location`, one that is not a URL, or one whose scheme is not
+    /// `http` or `https`: a server never leads a request to a Unix socket or another protocol, and the 3xx is
+    /// delivered as it is).
     ///
     /// - 301, 302 and 303 turn any method but GET and HEAD into GET without a body.
     /// - 307 and 308 keep the method and the body.
-    /// - `Authorization` and `Cookie` are dropped when the redirect leaves the origin (scheme, host, port).
-    static func nextRequest(after request: URLRequest, response: HTTPURLResponse) -> (
-        request: URLRequest, keepsBody: Bool
-    )? {
+    /// - ``secretHeaders`` and `alsoRemoving` are dropped when the redirect leaves the origin (scheme, host, port).
+    static func nextRequest(
+        after request: URLRequest, response: HTTPURLResponse, alsoRemoving extraHeaders: Set<String> = []
+    ) -> (request: URLRequest, keepsBody: Bool)? {
         guard statusCodes.contains(response.statusCode), let current = request.url,
             let location = response.value(forHTTPHeaderField: "Location"),
-            let target = URL(string: location, relativeTo: current)?.absoluteURL, target.scheme != nil
+            let target = URL(string: location, relativeTo: current)?.absoluteURL, URLCheck.isRedirectTarget(target)
         else { return nil }
         var next = request
         next.url = target
@@ -33,8 +38,11 @@ enum RedirectPolicy {
             keepsBody = false
         }
         if !sameOrigin(current, target) {
-            next.setValue(nil, forHTTPHeaderField: "Authorization")
-            next.setValue(nil, forHTTPHeaderField: "Cookie")
+            for name in secretHeaders { next.setValue(nil, forHTTPHeaderField: name) }
+            let extra = Set(extraHeaders.map { $0.lowercased() })
+            for name in (next.allHTTPHeaderFields ?? [:]).keys where extra.contains(name.lowercased()) {
+                next.setValue(nil, forHTTPHeaderField: name)
+            }
         }
         return (next, keepsBody)
     }
@@ -42,6 +50,11 @@ enum RedirectPolicy {
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
         lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
             && effectivePort(lhs) == effectivePort(rhs)
+    }
+
+    /// Whether following `current` to `next` leaves TLS: from `https` to plain `http`.
+    static func isDowngrade(from current: URL, to next: URL) -> Bool {
+        current.scheme?.lowercased() == "https" && next.scheme?.lowercased() == "http"
     }
 
     private static func effectivePort(_ url: URL) -> Int? {

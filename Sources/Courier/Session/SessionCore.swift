@@ -227,6 +227,7 @@ final class SessionCore: TaskController {
                 delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
                 response = try await started.response()
             } else {
+                try URLCheck.validate(url, allowsUnixSockets: configuration.allowsUnixSocketURLs, request: request)
                 var outgoing = makeTransportRequest(
                     request, url: url, body: body, task: task, delegate: delegate, hooks: hooks)
                 outgoing.securityPolicy = try securityPolicies.policy(for: url)
@@ -254,7 +255,9 @@ final class SessionCore: TaskController {
             }
 
             if RedirectPolicy.statusCodes.contains(head.statusCode),
-                let redirect = RedirectPolicy.nextRequest(after: request, response: try http()),
+                let redirect = RedirectPolicy.nextRequest(
+                    after: request, response: try http(),
+                    alsoRemoving: configuration.headersRemovedOnCrossOriginRedirect),
                 redirect.keepsBody == false || body?.isReplayable ?? true
             {
                 redirects += 1
@@ -262,6 +265,7 @@ final class SessionCore: TaskController {
                 let proposed =
                     try hooks.willPerformRedirection.map { $0(task, try http(), redirect.request) } ?? redirect.request
                 if var next = proposed {
+                    try checkRedirect(from: request, to: next)
                     if case .revalidate = cachePlan {
                         // The stored validators belong to the first URL, not to where the redirect leads.
                         for name in addedConditions { next.setValue(nil, forHTTPHeaderField: name) }
@@ -283,15 +287,23 @@ final class SessionCore: TaskController {
                 }
             }
 
-            if head.statusCode == 401,
-                let challenge = Authentication.challenge(in: try http(), previousFailureCount: authenticationAttempts),
-                body?.isReplayable ?? true
+            if head.statusCode == 401, body?.isReplayable ?? true,
+                let challenge = try Authentication.challenge(
+                    in: head.headers, response: try http(), previousFailureCount: authenticationAttempts,
+                    preferring: configuration.credential?.schemes ?? Credential.Scheme.all)
             {
                 let disposition = hooks.authenticationChallenge?(task, challenge) ?? .performDefaultHandling
                 var credential: Credential?
                 switch disposition {
                 case .useCredential(let chosen): credential = chosen
-                case .performDefaultHandling: credential = authenticationAttempts == 0 ? configuration.credential : nil
+                case .performDefaultHandling:
+                    // The session's credential answers only its own schemes, at the origin the task was made for
+                    // (or the protection space it names): never a Basic downgrade, another host, or plain http.
+                    credential = configuration.credential.flatMap { configured in
+                        authenticationAttempts == 0
+                            && configured.answers(challenge, at: url, originalURL: task.originalRequest?.url)
+                            ? configured : nil
+                    }
                 case .rejectProtectionSpace: credential = nil
                 case .cancelAuthenticationChallenge: throw CancellationError()
                 }
@@ -318,10 +330,10 @@ final class SessionCore: TaskController {
                 case .append:
                     break
                 case .restart:
-                    try delegate.restartDownloadFile()
+                    try await delegate.restartDownloadFile()
                 case .retryWholeResource:
                     // 416: the partial file does not fit the resource any more; ask for all of it once.
-                    try delegate.restartDownloadFile()
+                    try await delegate.restartDownloadFile()
                     request.setValue(nil, forHTTPHeaderField: "Range")
                     request.setValue(nil, forHTTPHeaderField: "If-Range")
                     await discard(response.body)
@@ -336,7 +348,8 @@ final class SessionCore: TaskController {
             }
             let length = head.contentLength
             let alreadyThere = delegate.state.withLock { $0.resumeOffset }
-            let expected = length >= 0 ? alreadyThere + length : -1
+            // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
+            let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
             delegate.expectDownload(total: request.httpMethod?.uppercased() == "HEAD" ? 0 : expected)
             task.mutable.withLock { $0.bytesExpectedToReceive = expected }
             if let stream = delegate.stream { stream.deliver(head: try http()) }
@@ -373,7 +386,7 @@ final class SessionCore: TaskController {
             state.bytesReceived = Int64(cached.data.count)
         }
         delegate.expectDownload(total: Int64(cached.data.count))
-        try delegate.didReceive(cached.data)
+        delegate.didReceiveInMemory(cached.data)
         hooks.didReceiveData?(task, cached.data)
     }
 
@@ -413,7 +426,7 @@ final class SessionCore: TaskController {
     private func deliver(_ chunk: Data, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks)
         async throws
     {
-        try delegate.didReceive(chunk)
+        try await delegate.didReceive(chunk)
         task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
         hooks.didReceiveData?(task, chunk)
         if let stream = delegate.stream {
@@ -437,6 +450,7 @@ final class SessionCore: TaskController {
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
         guard configuration.urlCache == nil, let collecting = transport as? any CollectingTransport,
+            (try? URLCheck.validate(plain.url, allowsUnixSockets: configuration.allowsUnixSocketURLs)) != nil,
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !invalidated.value
         else { return nil }
@@ -543,6 +557,25 @@ final class SessionCore: TaskController {
     /// Larger bodies are streamed, with progress as they go.
     static let largestCollectedUpload = 64 * 1024
 
+    /// Throws unless the session may follow a redirect from `request` to `next` (whether the automatic policy or a
+    /// hook proposed it): `http` or `https` only, a valid port, and no step down from `https` to `http` unless the
+    /// configuration allows it.
+    private func checkRedirect(from request: URLRequest, to next: URLRequest) throws {
+        guard let target = next.url else { throw CourierError.invalidURL("") }
+        guard URLCheck.isRedirectTarget(target) else {
+            throw CourierError.unsupportedURL(
+                target, reason: "a redirect may lead only to http or https",
+                context: CourierError.Context(request: request))
+        }
+        try URLCheck.validateAuthority(of: target)
+        if let current = request.url, RedirectPolicy.isDowngrade(from: current, to: target),
+            !configuration.allowsInsecureRedirects
+        {
+            throw CourierError.insecureRedirect(
+                from: current, to: target, context: CourierError.Context(request: request))
+        }
+    }
+
     private func tooManyRedirects(_ task: SessionTask, _ response: HTTPURLResponse) -> CourierError {
         .tooManyRedirects(context: CourierError.Context(request: task.currentRequest, response: response))
     }
@@ -554,8 +587,8 @@ final class SessionCore: TaskController {
         let requestTimeout = task.originalRequest.map(requestTimeout(for:)) ?? configuration.timeoutIntervalForRequest
         delegate.state.withLock { state in
             state.lastActivity = .now
-            state.idleTimeout = .milliseconds(Int64(requestTimeout * 1000))
-            state.resourceDeadline = .now + .milliseconds(Int64(configuration.timeoutIntervalForResource * 1000))
+            state.idleTimeout = CheckedConversion.duration(requestTimeout)
+            state.resourceDeadline = .now + CheckedConversion.duration(configuration.timeoutIntervalForResource)
         }
         let startSweeper = sweeperRunning.withLock { running -> Bool in
             defer { running = true }

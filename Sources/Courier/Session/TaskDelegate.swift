@@ -95,12 +95,24 @@ final class TaskDelegate: @unchecked Sendable {
         state.withLock { $0.download.expect(total: total) }
     }
 
-    /// Appends a chunk to the body (or the download file) and reports progress. A streamed body is not kept.
-    func didReceive(_ chunk: Data) throws {
-        let (progress, streams) = try state.withLock { state in
+    /// Appends a chunk to the body, or writes it to the download file (on ``BlockingIO``'s threads and outside the
+    /// lock), and reports progress. A streamed body is not kept.
+    func didReceive(_ chunk: Data) async throws {
+        if let file = state.withLock({ $0.downloadFile }) {
+            try await BlockingIO.run { try file.write(contentsOf: chunk) }
+        }
+        record(chunk)
+    }
+
+    /// ``didReceive(_:)`` for a body that is already in memory and never goes to a file (a cached response).
+    func didReceiveInMemory(_ chunk: Data) {
+        record(chunk)
+    }
+
+    private func record(_ chunk: Data) {
+        let (progress, streams) = state.withLock { state in
             state.lastActivity = .now
-            if let file = state.downloadFile {
-                try file.write(contentsOf: chunk)
+            if state.downloadFile != nil {
                 state.downloadFileLength += Int64(chunk.count)
             } else if stream == nil {
                 state.data.append(chunk)
@@ -113,16 +125,9 @@ final class TaskDelegate: @unchecked Sendable {
         streams.forEach { $0.yield(progress) }
     }
 
-    /// Starts writing the body to a new temporary file instead of memory.
+    /// Starts writing the body to a new temporary file (mode 0600, in ``TemporaryFiles``) instead of memory.
     func beginDownloadFile() throws {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("Courier-\(UUID().uuidString).tmp")
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CourierError.fileOperationFailed(
-                reason: "Could not create the download file \(url.path).", underlyingError: nil,
-                context: CourierError.Context())
-        }
-        let handle = try FileHandle(forWritingTo: url)
+        let (url, handle) = try TemporaryFiles.makeFile(prefix: "Courier")
         state.withLock { state in
             state.downloadFile = handle
             state.downloadURL = url
@@ -134,8 +139,17 @@ final class TaskDelegate: @unchecked Sendable {
     /// shorter than the resume data says, in which case the download starts over in a new file).
     func continueDownloadFile(_ resumeData: DownloadResumeData) throws -> Int64 {
         let url = resumeData.temporaryFileURL
+        // Resume data is only bytes: it may name any file. Only Courier's own temporary files are continued (and
+        // truncated), never a file elsewhere.
+        guard TemporaryFiles.isOwnFile(url) else {
+            try beginDownloadFile()
+            return 0
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
-        guard let size, size >= resumeData.bytesOnDisk, let handle = try? FileHandle(forWritingTo: url) else {
+        // Resume data may come from anywhere: a negative offset must start over, not trap below.
+        guard let size, resumeData.bytesOnDisk >= 0, size >= resumeData.bytesOnDisk,
+            let handle = try? FileHandle(forWritingTo: url)
+        else {
             try? FileManager.default.removeItem(at: url)
             try beginDownloadFile()
             return 0
@@ -153,10 +167,14 @@ final class TaskDelegate: @unchecked Sendable {
     }
 
     /// Empties the download file: the server sent the whole resource instead of the rest of it.
-    func restartDownloadFile() throws {
-        try state.withLock { state in
-            try state.downloadFile?.truncate(atOffset: 0)
-            try state.downloadFile?.seek(toOffset: 0)
+    func restartDownloadFile() async throws {
+        if let file = state.withLock({ $0.downloadFile }) {
+            try await BlockingIO.run {
+                try file.truncate(atOffset: 0)
+                try file.seek(toOffset: 0)
+            }
+        }
+        state.withLock { state in
             state.downloadFileLength = 0
             state.resumeOffset = 0
             state.download.start(at: 0)

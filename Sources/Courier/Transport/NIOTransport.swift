@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 import Tracing
@@ -60,9 +61,9 @@ public final class NIOTransport: Transport, CollectingTransport {
         self.configuration = configuration
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = .disallow
-        settings.timeout = .init(connect: .milliseconds(Int64(configuration.connectTimeout * 1000)))
+        settings.timeout = .init(connect: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
         settings.connectionPool = .init(
-            idleTimeout: .milliseconds(Int64(configuration.idleConnectionTimeout * 1000)),
+            idleTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.idleConnectionTimeout)),
             concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost)
         settings.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
         settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
@@ -72,6 +73,8 @@ public final class NIOTransport: Transport, CollectingTransport {
         // attributes from the URL's parts: about 10 µs on the event loop per exchange. Like AsyncHTTPClient, the
         // transport keeps the tracer bootstrapped when it is made; only when there is none does it skip spans.
         if settings.tracing.tracer is NoOpTracer { settings.tracing.tracer = nil }
+        settings.http1_1ConnectionDebugInitializer = { NIOResponseHeadGuard.install(on: $0) }
+        settings.http2StreamChannelDebugInitializer = { NIOResponseHeadGuard.installOnHTTP2Stream($0) }
         self.settings = settings
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }
@@ -227,7 +230,7 @@ public final class NIOTransport: Transport, CollectingTransport {
             if let gate = gates[key] { return gate }
             let gate = try NIOTrustGate(
                 key: key, baseSettings: settings,
-                connectTimeout: .milliseconds(Int64(configuration.connectTimeout * 1000)))
+                connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
             gates[key] = gate
             return gate
         }
@@ -263,6 +266,14 @@ public final class NIOTransport: Transport, CollectingTransport {
         if let error = error as? HTTPParserError, error == .invalidEOFState {
             // The server closed the connection before the body it announced was complete.
             return .connectionLost(underlyingError: error, context: context)
+        }
+        if let error = error as? NIOHTTPDecompression.DecompressionError {
+            let reason =
+                error == .limit
+                ? "the response body expands beyond the decompression limit (decompressionRatioLimit times its "
+                    + "compressed size) when decompressed"
+                : "the compressed (gzip or deflate) body is corrupt"
+            return .badServerResponse(reason: reason, underlyingError: error, context: context)
         }
         if error is HTTPParserError {
             return .badServerResponse(
@@ -338,12 +349,15 @@ private struct FileBuffers: AsyncSequence, Sendable {
                     url: source.url, chunkSize: source.chunkSize, expectedLength: source.length)
             }
             let allocator = allocator
-            let read = try reader?.next { count, descriptor in
-                var buffer = allocator.buffer(capacity: count)
-                let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) {
-                    try FileChunkReader.read(descriptor, into: $0, count: count)
+            guard let reader else { return nil }
+            let read = try await BlockingIO.run {
+                try reader.next { count, descriptor in
+                    var buffer = allocator.buffer(capacity: count)
+                    let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) {
+                        try FileChunkReader.read(descriptor, into: $0, count: count)
+                    }
+                    return (buffer, read)
                 }
-                return (buffer, read)
             }
             guard let buffer = read else { return nil }
             sent += Int64(buffer.readableBytes)

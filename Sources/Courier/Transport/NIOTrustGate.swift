@@ -74,7 +74,9 @@ final class NIOTrustGate: Sendable {
         settings.tlsConfiguration = tls
         // Required: rejecting a connection in an initializer while retries are on crashes AsyncHTTPClient's pool.
         settings.connectionPool.retryConnectionEstablishment = false
-        settings.http1_1ConnectionDebugInitializer = check
+        settings.http1_1ConnectionDebugInitializer = { channel in
+            NIOResponseHeadGuard.install(on: channel).flatMap { check(channel) }
+        }
         settings.http2ConnectionDebugInitializer = check
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }

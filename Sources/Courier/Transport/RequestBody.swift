@@ -33,7 +33,7 @@ public struct RequestBody: Sendable {
         self.file = (file, chunkSize)
         self.makeStream = {
             let reader = try FileChunkReader(url: file, chunkSize: chunkSize, expectedLength: length)
-            return DataChunks(makeNext: { { try reader.next() } })
+            return DataChunks(makeNext: { { try await BlockingIO.run { try reader.next() } } })
         }
     }
 
@@ -79,9 +79,20 @@ public struct RequestBody: Sendable {
 /// The one file reader of uploads: ``RequestBody/file(_:chunkSize:)`` reads `Data` with it, a transport may read
 /// into its own buffers with ``next(reading:)``, and multipart forms read their file parts with it.
 ///
-/// `@unchecked Sendable`: the handle and offset are only touched under `state`'s lock.
+/// Reads happen outside the lock: a reader is used by one body iteration at a time, and a second concurrent read
+/// fails with ``ConcurrentBodyReadError`` instead of waiting behind the first one's I/O. Callers in async code run
+/// ``next()`` through ``BlockingIO``.
+///
+/// `@unchecked Sendable`: the handle and offset are only touched under `state`'s lock, or by the one read that
+/// marked the reader busy under it.
 final class FileChunkReader: @unchecked Sendable {
-    private let state: Locked<(handle: FileHandle, sent: Int64)>
+    private struct State {
+        var handle: FileHandle
+        var sent: Int64 = 0
+        var busy = false
+    }
+
+    private let state: Locked<State>
     private let chunkSize: Int
     private let expectedLength: Int64
     private let url: URL
@@ -90,7 +101,7 @@ final class FileChunkReader: @unchecked Sendable {
     ///
     /// - Throws: the file system's error when the file cannot be opened.
     init(url: URL, chunkSize: Int, expectedLength: Int64) throws {
-        self.state = Locked((try FileHandle(forReadingFrom: url), 0))
+        self.state = Locked(State(handle: try FileHandle(forReadingFrom: url)))
         self.chunkSize = max(1, chunkSize)
         self.expectedLength = expectedLength
         self.url = url
@@ -114,22 +125,25 @@ final class FileChunkReader: @unchecked Sendable {
     ///   ``read(_:into:count:)``) and returns it with the number of bytes read; `0` means the end of the file.
     /// - Throws: ``FileChangedError`` when the file turns out longer or shorter than announced.
     func next<Chunk>(reading read: (_ count: Int, _ descriptor: Int32) throws -> (Chunk, Int)) throws -> Chunk? {
-        try state.withLock { state in
-            let remaining = expectedLength - state.sent
-            let (chunk, count) = try read(Int(min(Int64(chunkSize), max(remaining, 1))), state.handle.fileDescriptor)
-            if count == 0 {
-                try? state.handle.close()
-                guard remaining == 0 else {
-                    throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
-                }
-                return nil
-            }
-            state.sent += Int64(count)
-            guard state.sent <= expectedLength else {
-                throw FileChangedError(url: url, expected: expectedLength, read: state.sent)
-            }
-            return chunk
+        let (handle, sent) = try state.withLock { state in
+            guard !state.busy else { throw ConcurrentBodyReadError() }
+            state.busy = true
+            return (state.handle, state.sent)
         }
+        defer { state.withLock { $0.busy = false } }
+        let remaining = expectedLength - sent
+        let (chunk, count) = try read(Int(min(Int64(chunkSize), max(remaining, 1))), handle.fileDescriptor)
+        if count == 0 {
+            try? handle.close()
+            guard remaining == 0 else { throw FileChangedError(url: url, expected: expectedLength, read: sent) }
+            return nil
+        }
+        let total = sent + Int64(count)
+        state.withLock { $0.sent = total }
+        guard total <= expectedLength else {
+            throw FileChangedError(url: url, expected: expectedLength, read: total)
+        }
+        return chunk
     }
 
     /// `read(2)` of up to `count` bytes into `buffer`, retried when interrupted; `0` at the end of the file.

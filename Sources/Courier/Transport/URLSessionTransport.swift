@@ -60,6 +60,10 @@ import Foundation
 ///   reopening connections), about 11× slower uploads and about 1.7× slower downloads.
 /// - No HTTP/2 over cleartext (h2c); HTTP/2 only over TLS, negotiated by libcurl, with nothing to configure.
 /// - Suspending a running task restarts it (see above), so backpressure spills to disk.
+/// - **A hostile server can crash the process.** FoundationNetworking traps, inside libcurl's callbacks and before
+///   any delegate runs, on a head cut off after its first line break ("Transfer completed, but there's no
+///   response") and on a `Content-Length` of 2^63 − 512 or more. Use this transport on Linux only with servers you
+///   trust (see SECURITY.md).
 public final class URLSessionTransport: Transport {
     /// How the session connects and buffers.
     public struct Configuration: Sendable {
@@ -197,14 +201,9 @@ public final class URLSessionTransport: Transport {
 
     /// Copies a streamed body into a new temporary file, chunk by chunk.
     private static func writeTemporaryFile(_ body: RequestBody) async throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "Courier-upload-\(UUID().uuidString).tmp")
-        let handle: FileHandle
+        let (url, handle): (URL, FileHandle)
         do {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
-            }
-            handle = try FileHandle(forWritingTo: url)
+            (url, handle) = try TemporaryFiles.makeFile(prefix: "Courier-upload")
         } catch {
             throw CourierError.fileOperationFailed(
                 reason: "The request body could not be written to a temporary file.", underlyingError: error,
@@ -231,7 +230,7 @@ public final class URLSessionTransport: Transport {
                 }
                 guard let chunk else { break }
                 do {
-                    try handle.write(contentsOf: chunk)
+                    try await BlockingIO.run { try handle.write(contentsOf: chunk) }
                 } catch {
                     throw CourierError.fileOperationFailed(
                         reason: "The request body could not be written to a temporary file.", underlyingError: error,
@@ -270,6 +269,14 @@ public final class URLSessionTransport: Transport {
             return .badServerResponse(
                 reason: "the status line is not HTTP", underlyingError: error, context: context)
         case .badURL, .unsupportedURL:
+            // libcurl also reports a status line it cannot read (a status code below 100, say) as an unsupported
+            // protocol: for a URL that passes Courier's own check, the fault is the response's.
+            if (try? URLCheck.validate(url, allowsUnixSockets: false)) != nil {
+                return .badServerResponse(
+                    reason: "the status line is not valid HTTP (\(nsError.localizedDescription))",
+                    underlyingError: error,
+                    context: context)
+            }
             return .invalidURL(url.absoluteString)
         case .unknown where nsError.localizedDescription.hasPrefix("transfer closed with"):
             // Linux: libcurl's "transfer closed with N bytes remaining to read" (or "with outstanding read data
@@ -277,6 +284,9 @@ public final class URLSessionTransport: Transport {
             return .connectionLost(underlyingError: error, context: context)
         case .httpTooManyRedirects:
             return .tooManyRedirects(context: context)
+        case .cannotDecodeContentData, .cannotDecodeRawData:
+            return .badServerResponse(
+                reason: "the compressed (gzip or deflate) body is corrupt", underlyingError: error, context: context)
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
             .serverCertificateNotYetValid:
             return .serverTrustEvaluationFailed(host: url.host ?? "", reason: nsError.localizedDescription)
@@ -864,7 +874,8 @@ private final class SpillFile: Sendable {
     private let descriptor: Int32
 
     init() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("Courier-body-XXXXXX").path
+        let directory = TemporaryFiles.directory ?? FileManager.default.temporaryDirectory
+        let path = directory.appendingPathComponent("Courier-body-XXXXXX").path
         var template = Array(path.utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }

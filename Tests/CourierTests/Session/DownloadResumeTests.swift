@@ -150,8 +150,9 @@ struct DownloadResumeTests {
         let url = try await HTTPBin.url("drip?numbytes=20000&duration=0&delay=0")
         let manager = manager(transport)
         // A partial file of the wrong bytes: a 200 must replace it, not be appended to it.
-        let partial = FileManager.default.temporaryDirectory.appendingPathComponent("courier-partial-\(UUID())")
-        try Data(repeating: 0x55, count: 5000).write(to: partial)
+        let (partial, handle) = try TemporaryFiles.makeFile(prefix: "courier-partial")
+        try handle.write(contentsOf: Data(repeating: 0x55, count: 5000))
+        try handle.close()
         let resumeData = DownloadResumeData(
             url: url, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"old\"", lastModified: nil
         ).encoded()
@@ -182,8 +183,10 @@ struct DownloadResumeTests {
         let current = Self.randomData(count: 1000, seed: 14)
         let server = try await RangeServer.start(current)
         defer { Task { try await server.stop() } }
-        let partial = FileManager.default.temporaryDirectory.appendingPathComponent("courier-partial-\(UUID())")
-        try Data(repeating: 1, count: 5000).write(to: partial)
+        // Only Courier's own temporary files can be continued (see `TemporaryFiles`).
+        let (partial, handle) = try TemporaryFiles.makeFile(prefix: "courier-partial")
+        try handle.write(contentsOf: Data(repeating: 1, count: 5000))
+        try handle.close()
         let resumeData = DownloadResumeData(
             url: server.fileURL, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"v1\"",
             lastModified: nil

@@ -197,7 +197,7 @@ import Testing
                 "WWW-Authenticate":
                     #"Digest realm="me@kennethreitz.com", nonce="abc, def", qop="auth,auth-int", opaque="xyz", algorithm=MD5"#
             ])!
-        let challenge = try #require(Authentication.challenge(in: response, previousFailureCount: 0))
+        let challenge = try #require(Self.challenge(in: response))
         #expect(challenge.scheme == "Digest")
         #expect(challenge.realm == "me@kennethreitz.com")
         #expect(challenge.parameters["nonce"] == "abc, def")
@@ -223,10 +223,41 @@ import Testing
         let bearer = HTTPURLResponse(
             url: URL(string: "https://a.example/")!, statusCode: 401, httpVersion: nil,
             headerFields: ["WWW-Authenticate": "Bearer realm=x"])!
-        #expect(Authentication.challenge(in: bearer, previousFailureCount: 0) == nil)
+        #expect(Self.challenge(in: bearer) == nil)
         let ok = HTTPURLResponse(
             url: URL(string: "https://a.example/")!, statusCode: 200, httpVersion: nil,
             headerFields: ["WWW-Authenticate": "Basic realm=x"])!
-        #expect(Authentication.challenge(in: ok, previousFailureCount: 0) == nil)
+        #expect(Self.challenge(in: ok) == nil)
+    }
+
+    @Test func severalChallengesInOneField() throws {
+        let challenges = Authentication.challenges(
+            in: #"Basic realm="a, b", Digest realm="d", nonce="n", qop="auth", Bearer"#)
+        #expect(challenges.map(\.scheme) == ["Basic", "Digest", "Bearer"])
+        #expect(challenges[0].parameters == ["realm": "a, b"])
+        #expect(challenges[1].parameters == ["realm": "d", "nonce": "n", "qop": "auth"])
+        var headers = HTTPHeaders()
+        headers.add(name: "WWW-Authenticate", value: #"Basic realm="a""#)
+        headers.add(name: "WWW-Authenticate", value: #"Digest realm="d", nonce="n""#)
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "https://a.example/")!, statusCode: 401, httpVersion: nil, headerFields: [:]))
+        let digest = Authentication.challenge(
+            in: headers, response: response, previousFailureCount: 0, preferring: [.digest])
+        #expect(digest?.scheme == "Digest")
+        let basicOnly = Authentication.challenge(
+            in: headers, response: response, previousFailureCount: 0, preferring: [.basic])
+        #expect(basicOnly?.scheme == "Basic")
+    }
+
+    /// The challenge the session would answer in a `401` (any Basic or Digest one); `nil` for other statuses.
+    static func challenge(in response: HTTPURLResponse) -> AuthenticationChallenge? {
+        guard response.statusCode == 401 else { return nil }
+        var headers = HTTPHeaders()
+        for case (let name as String, let value as String) in response.allHeaderFields {
+            headers.add(name: name, value: value)
+        }
+        return Authentication.challenge(
+            in: headers, response: response, previousFailureCount: 0, preferring: Credential.Scheme.all)
     }
 }

@@ -31,6 +31,9 @@ final class FaultServer: Sendable {
         case slow(headAfter: TimeInterval?)
         /// A `200` head with `Content-Length: bytes` at once, then one byte of body every `every` seconds.
         case slowBody(bytes: Int, every: TimeInterval)
+        /// Writes what `answer` makes of the request head (its text, up to the blank line), then closes the
+        /// connection when `close` is `true`.
+        case reply(close: Bool, answer: @Sendable (_ head: String) -> Data)
 
         /// `Content-Length: 100` but only 5 bytes, then close.
         static let shortBody = Behaviour.wrongContentLength(declared: 100, sent: 5)
@@ -45,6 +48,7 @@ final class FaultServer: Sendable {
     struct Record {
         var connections = 0
         var requests = 0
+        var heads: [String] = []
         var open: [ObjectIdentifier: any Channel] = [:]
     }
 
@@ -75,6 +79,8 @@ final class FaultServer: Sendable {
     var connectionCount: Int { record.withLock { $0.connections } }
     /// How many request heads have been read so far.
     var requestCount: Int { record.withLock { $0.requests } }
+    /// The request heads read so far, as text up to (not including) the blank line.
+    var requestHeads: [String] { record.withLock { $0.heads } }
     /// How many connections are open now.
     var openConnectionCount: Int { record.withLock { $0.open.count } }
 
@@ -147,9 +153,13 @@ private final class FaultHandler: ChannelInboundHandler {
         var buffer = unwrapInboundIn(data)
         pending += buffer.readBytes(length: buffer.readableBytes) ?? []
         while let end = headEnd() {
+            let head = String(decoding: pending[..<(end - 4)], as: UTF8.self)
             pending.removeFirst(end)
-            record.withLock { $0.requests += 1 }
-            answer(context)
+            record.withLock {
+                $0.requests += 1
+                $0.heads.append(head)
+            }
+            answer(context, head: head)
         }
     }
 
@@ -167,8 +177,10 @@ private final class FaultHandler: ChannelInboundHandler {
         return nil
     }
 
-    private func answer(_ context: ChannelHandlerContext) {
+    private func answer(_ context: ChannelHandlerContext, head: String) {
         switch behaviour {
+        case .reply(let close, let answer):
+            write(context, Array(answer(head)), close: close)
         case .respond(let bytes, let close):
             write(context, Array(bytes), close: close)
         case .closeMidBody:

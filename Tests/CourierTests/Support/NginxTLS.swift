@@ -19,7 +19,8 @@ final class NginxTLS: Sendable {
 
     /// Starts nginx with `chainPEM` (leaf first) and `keyPEM`; with `clientCAsPEM`, nginx requires a client
     /// certificate issued by one of them (answering 400 without one).
-    init(chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil) throws {
+    /// `extraLocations` is nginx configuration added to the server block (e.g. a `location` that redirects).
+    init(chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil, extraLocations: String = "") throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-nginx-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(chainPEM.utf8).write(to: directory.appendingPathComponent("chain.pem"))
@@ -55,6 +56,7 @@ final class NginxTLS: Sendable {
                     ssl_certificate \(path)/chain.pem;
                     ssl_certificate_key \(path)/key.pem;
                     \(clientVerification)
+                    \(extraLocations)
                     location / { default_type text/plain; return 200 "secure $server_protocol\\n"; }
                 }
             }
@@ -83,11 +85,17 @@ final class NginxTLS: Sendable {
     /// Starts nginx as ``init(chainPEM:keyPEM:clientCAsPEM:)`` does, on a Dispatch thread: starting waits for the
     /// port synchronously, which must not block a thread of Swift's cooperative pool (two threads here) that the
     /// tests running in parallel need.
-    static func start(chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil) async throws -> NginxTLS {
+    static func start(
+        chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil, extraLocations: String = ""
+    ) async throws -> NginxTLS {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(
-                    with: Result { try NginxTLS(chainPEM: chainPEM, keyPEM: keyPEM, clientCAsPEM: clientCAsPEM) })
+                    with: Result {
+                        try NginxTLS(
+                            chainPEM: chainPEM, keyPEM: keyPEM, clientCAsPEM: clientCAsPEM,
+                            extraLocations: extraLocations)
+                    })
             }
         }
     }

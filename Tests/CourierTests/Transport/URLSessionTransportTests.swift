@@ -352,8 +352,12 @@ import Testing
         #expect(code(.networkConnectionLost) == -1005)
         #expect(code(.badServerResponse) == -1011)
         #expect(code(.cancelled) == -999)
-        #expect(code(.unsupportedURL) == -1000)
-        #expect(code(.cannotDecodeRawData) == -1)
+        // For a URL that passes Courier's check, libcurl's "unsupported" is about the response's status line.
+        #expect(code(.unsupportedURL) == -1011)
+        #expect(
+            URLSessionTransport.courierError(URLError(.unsupportedURL), url: try #require(URL(string: "ftp://h/")))
+                .errorCode == -1000)
+        #expect(code(.cannotDecodeRawData) == -1011)
         // Linux reports these libcurl failures with messages only.
         func linux(_ code: URLError.Code, _ message: String) -> Int {
             let error = NSError(

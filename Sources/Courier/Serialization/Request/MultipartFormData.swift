@@ -80,7 +80,9 @@ public struct MultipartFormData: Sendable {
         guard !parts.isEmpty else { return 0 }
         var total = Int64(closingDelimiter.count)
         for (index, part) in parts.enumerated() {
-            total += Int64(head(of: part, isFirst: index == 0).count) + part.length
+            // A part's declared length is the caller's: saturate rather than trap; sending then fails cleanly.
+            let head = Int64(head(of: part, isFirst: index == 0).count)
+            total = CheckedConversion.sum(total, CheckedConversion.sum(head, part.length) ?? .max) ?? .max
         }
         return total
     }
@@ -454,7 +456,7 @@ private final class MultipartStream {
 
     func next() async throws -> Data? {
         guard let chunk = try await produce() else { return nil }
-        if plan.delay > 0 { try await Task.sleep(nanoseconds: UInt64(plan.delay * 1_000_000_000)) }
+        if plan.delay > 0 { try await Task.sleep(nanoseconds: CheckedConversion.nanoseconds(plan.delay)) }
         return chunk
     }
 
@@ -475,7 +477,7 @@ private final class MultipartStream {
                     return data.subdata(in: start..<data.index(start, offsetBy: count))
                 }
             case .file(let url, let length):
-                if let chunk = try readFile(url, length: length) { return chunk }
+                if let chunk = try await readFile(url, length: length) { return chunk }
             case .stream(let makeChunks, let length, let name):
                 if !leftover.isEmpty { return takeLeftover() }
                 if stream == nil { stream = try makeChunks().makeAsyncIterator() }
@@ -506,7 +508,7 @@ private final class MultipartStream {
         return leftover.subdata(in: leftover.startIndex..<cut)
     }
 
-    private func readFile(_ url: URL, length: Int64) throws -> Data? {
+    private func readFile(_ url: URL, length: Int64) async throws -> Data? {
         if file == nil {
             do {
                 file = try FileChunkReader(url: url, chunkSize: plan.chunkSize, expectedLength: length)
@@ -517,7 +519,11 @@ private final class MultipartStream {
         }
         let chunk: Data?
         do {
-            chunk = try file?.next()
+            if let file {
+                chunk = try await BlockingIO.run { try file.next() }
+            } else {
+                chunk = nil
+            }
         } catch let error as FileChangedError {
             throw Self.changed(url, expected: error.expected, read: error.read)
         } catch {
