@@ -35,12 +35,17 @@ struct RequestRunner {
             }
             if let body = prepared.body {
                 let bar = ProgressBar(console: console, label: "upload")
-                let (response, data) = try await Upload.send(request, body: body, manager: manager, bar: bar)
+                // The response goes to a file, not to memory: a server may answer an upload with any size of body.
+                var hooks = manager.hooks
+                hooks.didReceiveResponse = { _, _ in .becomeDownload }
+                manager.hooks = hooks
+                let (response, uploaded) = try await Upload.send(request, body: body, manager: manager, bar: bar)
                 printResponseHead(response)
                 if options.print.responseBody {
                     try await printer.print(
-                        try RequestBody.data(data).makeChunks(),
-                        contentType: response.value(forHTTPHeaderField: "Content-Type"))
+                        uploaded.chunks(), contentType: response.value(forHTTPHeaderField: "Content-Type"))
+                } else if case .file(let handle) = uploaded {
+                    try? handle.close()
                 }
                 try await console.flush()
                 return finalStatus(response)

@@ -208,6 +208,26 @@ struct CLIHostileServerTests {
         #expect(other.header("Authorization") == nil)
     }
 
+    @Test(.disabled("needs library credential scope"))
+    func digestCredentialsAnswerOnlyTheOriginalOrigin() async throws {
+        let other = try await HeadRecordingServer.start(
+            responding: Self.response([
+                "HTTP/1.1 401 Unauthorized", #"WWW-Authenticate: Digest realm="x", nonce="abc", qop="auth""#,
+                "Content-Length: 0",
+            ]))
+        defer { Task { try await other.stop() } }
+        let first = try await HeadRecordingServer.start(
+            responding: Self.response([
+                "HTTP/1.1 302 Found", "Location: http://127.0.0.1:\(other.port)/landing", "Content-Length: 0",
+            ]))
+        defer { Task { try await first.stop() } }
+        let result = try await CourierProcess.run([
+            "--follow", "--auth", "u:p", "--auth-type", "digest", first.baseURL.absoluteString,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(other.requests.allSatisfy { !$0.lowercased().contains("authorization:") }, "\(other.requests)")
+    }
+
     @Test func aFailedHopIsNamedInTheMessage() async throws {
         // Port 1 on loopback refuses connections.
         let first = try await HeadRecordingServer.start(
