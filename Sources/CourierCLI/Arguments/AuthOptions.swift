@@ -15,6 +15,12 @@ struct AuthOptions: Sendable, Hashable {
     /// How it is sent.
     var scheme: Scheme
 
+    /// Credentials from elsewhere (the URL's user info).
+    init(credential: Credential, scheme: Scheme) {
+        self.credential = credential
+        self.scheme = scheme
+    }
+
     /// Parses `user:password`; the password may contain `:`.
     ///
     /// - Throws: ``CommandFailure`` when there is no `:`.

@@ -18,7 +18,8 @@ struct RequestCommand: AsyncParsableCommand {
               name=@file      data field from a file's text (name:=@file: JSON from a file)
               name@file       file field; makes the request multipart
             URLs: :8080/x is http://localhost:8080/x; no scheme means http://.
-            Exit status: 0 ok, 1 error, 2 timeout, 3 too many redirects,
+            --timeout limits each wait for the next bytes; --max-time limits the whole transfer.
+            Exit status: 0 ok, 1 error, 2 timeout (--timeout or --max-time), 3 too many redirects,
             4 and 5 for a 4xx and a 5xx response with --check-status.
             """)
 
@@ -49,12 +50,16 @@ struct RequestCommand: AsyncParsableCommand {
         name: [.customShort("c"), .customLong("continue")], help: "Resume a partial download (Range: bytes=<size>-).")
     var resume = false
 
-    @Option(help: "Seconds to wait for the response or the next bytes of it.")
+    @Option(help: "Seconds to wait for the response or the next bytes of it (an idle timeout).")
     var timeout: Double?
+    @Option(help: "Seconds the whole transfer may take, body included (an overall deadline, as curl's).")
+    var maxTime: Double?
     @Option(help: "How many redirects --follow follows.")
     var maxRedirects = 30
     @Flag(name: [.customShort("F"), .long], help: "Follow redirects.")
     var follow = false
+    @Flag(help: "Follow a redirect from https to plain http (refused by default: it would leave TLS).")
+    var allowInsecureRedirects = false
     @Option(name: [.short, .long], help: "Credentials, user:password.")
     var auth: String?
     @Option(help: "basic (sent at once) or digest (answers the server's challenge).")
@@ -98,9 +103,8 @@ struct RequestCommand: AsyncParsableCommand {
         guard let scheme = AuthOptions.Scheme(rawValue: authType.lowercased()) else {
             throw CommandFailure(.failure, "--auth-type “\(authType)”: use basic or digest")
         }
-        if let timeout, !(timeout > 0) {
-            throw CommandFailure(.failure, "--timeout \(timeout): the timeout must be more than 0 seconds")
-        }
+        let timeout = try timeout.map { try TimeLimit.checked($0, flag: "--timeout") }
+        let maxTime = try maxTime.map { try TimeLimit.checked($0, flag: "--max-time") }
         guard maxRedirects >= 0 else {
             throw CommandFailure(.failure, "--max-redirects \(maxRedirects): the limit cannot be negative")
         }
@@ -116,12 +120,18 @@ struct RequestCommand: AsyncParsableCommand {
         tls.clientKeyFile = key
         tls.insecure = insecure
         try tls.validate()
+        let plan = try RequestPlan(arguments: arguments, requestedMode: modes.first)
+        // --auth wins over credentials in the URL, as in curl and HTTPie.
+        let credentials =
+            try auth.map { try AuthOptions($0, scheme: scheme) }
+            ?? plan.urlCredential.map { AuthOptions(credential: $0, scheme: scheme) }
         return RequestOptions(
-            plan: try RequestPlan(arguments: arguments, requestedMode: modes.first),
+            plan: plan,
             print: try print.map(PrintOptions.init) ?? .defaults(verbose: verbose, offline: offline),
             pretty: prettyMode, offline: offline,
             download: isDownload ? SaveOptions(output: output, resume: resume) : nil,
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
-            auth: try auth.map { try AuthOptions($0, scheme: scheme) }, checkStatus: checkStatus, tls: tls)
+            auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
+            allowsInsecureRedirects: allowInsecureRedirects)
     }
 }

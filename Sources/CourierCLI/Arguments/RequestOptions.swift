@@ -21,4 +21,8 @@ struct RequestOptions: Sendable {
     var auth: AuthOptions?
     var checkStatus: Bool
     var tls: TLSOptions
+    /// `--max-time`: the deadline for the whole transfer.
+    var maxTime: TimeInterval? = nil
+    /// `--allow-insecure-redirects`: follow a redirect from https to http.
+    var allowsInsecureRedirects = false
 }

@@ -230,8 +230,11 @@ struct Demo {
             files: [FileField(name: "file", path: file.path, mimeType: "application/octet-stream")])
         let manager = client()
         manager.responseSerializer = HTTPResponseSerializer()
-        let (response, data) = try await Upload.send(
+        let (response, uploaded) = try await Upload.send(
             multipart, body: body, manager: manager, bar: ProgressBar(console: console, label: "upload"))
+        // The demo server's echo is a few hundred bytes: collected whole.
+        var data = Data()
+        for try await piece in uploaded.chunks() { data.append(piece) }
         let echo = try JSON(data: data)
         let parts = echo["parts"]?.arrayValue ?? []
         let filePart = parts.first { $0["name"]?.stringValue == "file" }

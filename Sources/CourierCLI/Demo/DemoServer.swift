@@ -254,7 +254,8 @@ private final class DemoHandler: ChannelInboundHandler {
         if let range = request.headers.first(name: "Range"), ifRange == nil || ifRange == DemoServer.archiveTag,
             range.hasPrefix("bytes="), range.hasSuffix("-"), let first = Int(range.dropFirst(6).dropLast())
         {
-            guard first < archive.count else {
+            // A negative start (`bytes=-5-`) would index before the archive; it is refused like one past the end.
+            guard first >= 0, first < archive.count else {
                 headers.add(name: "Content-Range", value: "bytes */\(archive.count)")
                 headers.add(name: "Content-Length", value: "0")
                 let head = HTTPResponseHead(version: .http1_1, status: .rangeNotSatisfiable, headers: headers)

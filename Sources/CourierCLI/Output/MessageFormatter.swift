@@ -31,7 +31,8 @@ enum MessageFormatter {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The status line and headers.
+    /// The status line and headers. The server's header names and values have their control characters escaped
+    /// (see ``TerminalText``): the head is a report on standard error, never the data.
     static func responseHead(_ response: HTTPURLResponse, style: Style) -> String {
         let code = response.statusCode
         let reason = reason(code)
@@ -48,7 +49,10 @@ enum MessageFormatter {
             return (name, "\(value)")
         }
         for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
-            lines.append(header(name, value, style: style))
+            lines.append(
+                header(
+                    TerminalText.escape(name, keepingLineBreaks: false),
+                    TerminalText.escape(value, keepingLineBreaks: false), style: style))
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -62,24 +66,40 @@ enum MessageFormatter {
         style.cyan(name) + ": " + value
     }
 
-    /// A body as it is printed: JSON formatted per `--pretty`, other text as it is, binary data replaced by a note
-    /// on a terminal (where it would garble the screen).
+    /// A body held in memory (a request body) as it is printed: JSON formatted per `--pretty`, other text as it is
+    /// (control characters escaped on a terminal), binary data replaced by a note on a terminal (where it would
+    /// garble the screen).
     static func body(_ data: Data, contentType: String?, pretty: PrettyMode, console: Console, toTerminal: Bool)
         -> Data
     {
         let reformat = pretty.formats(terminal: toTerminal)
         let colour = pretty.colors(terminal: toTerminal, allowed: console.colorAllowed)
         if toTerminal, data.contains(0) || String(data: data, encoding: .utf8) == nil {
-            let rule = "+-----------------------------------------+\n"
-            return Data((rule + "| NOTE: binary data not shown in terminal |\n" + rule).utf8)
+            return binaryNote
         }
-        guard reformat || colour else { return data }
-        let looksJSON =
-            contentType.map { $0.contains("json") }
-            ?? data.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } ?? false
-        if looksJSON, let text = JSONFormatter.format(data, reformat: reformat, style: Style(enabled: colour)) {
+        if reformat || colour, looksJSON(contentType: contentType, start: data),
+            let text = JSONFormatter.format(
+                data, reformat: reformat, style: Style(enabled: colour), escapingControls: toTerminal)
+        {
             return Data((text.hasSuffix("\n") ? text : text + "\n").utf8)
         }
-        return data
+        guard toTerminal else { return data }
+        var escaper = TerminalEscaper()
+        return escaper.escape(data) + escaper.finish()
+    }
+
+    /// What is printed on a terminal instead of a binary body.
+    static let binaryNote = Data(
+        """
+        +-----------------------------------------+
+        | NOTE: binary data not shown in terminal |
+        +-----------------------------------------+
+
+        """.utf8)
+
+    /// Whether a body is treated as JSON: its type says so, or, without a type, it starts with `{` or `[`.
+    static func looksJSON(contentType: String?, start: Data) -> Bool {
+        contentType.map { $0.lowercased().contains("json") }
+            ?? start.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } ?? false
     }
 }

@@ -57,10 +57,14 @@ final class ProgressBar: Sendable {
     }
 
     /// E.g. `archive.bin [##########----------]  50%  2.0 MiB / 4.0 MiB  8.1 MiB/s  ETA 0:00`.
+    ///
+    /// Every number comes from the server's `Content-Length` or from measurements, so none is trusted to fit: the
+    /// fraction is clamped to 0…1 and the rate and time left are converted without trapping.
     static func render(_ progress: TaskProgress, label: String, width: Int) -> String {
         let known = progress.total > 0
-        let fraction = known ? min(1, Double(progress.completed) / Double(progress.total)) : 0
-        let filled = Int((fraction * Double(width)).rounded(.down))
+        let ratio = known ? Double(progress.completed) / Double(progress.total) : 0
+        let fraction = ratio.isFinite ? min(1, max(0, ratio)) : 0
+        let filled = min(width, max(0, Int((fraction * Double(width)).rounded(.down))))
         let bar = known ? String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) : ""
         var parts = [label]
         if known {
@@ -70,7 +74,7 @@ final class ProgressBar: Sendable {
         } else {
             parts.append(byteCount(progress.completed))
         }
-        parts.append("\(byteCount(Int64(progress.throughput)))/s")
+        parts.append("\(byteCount(clampedInt64(progress.throughput)))/s")
         if let eta = progress.estimatedTimeRemaining, known {
             parts.append("ETA \(duration(eta))")
         }
@@ -79,7 +83,7 @@ final class ProgressBar: Sendable {
 
     /// `512 B`, `1.5 KiB`, `12.0 MiB`…
     static func byteCount(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
         var value = Double(max(0, count))
         var unit = 0
         while value >= 1024, unit < units.count - 1 {
@@ -89,11 +93,25 @@ final class ProgressBar: Sendable {
         return unit == 0 ? "\(Int64(value)) B" : String(format: "%.1f", value) + " " + units[unit]
     }
 
-    /// `m:ss`, or `h:mm:ss` past an hour.
+    /// The longest time left shown: 99:59:59. Past it (a huge `Content-Length` trickled slowly), or when it is not
+    /// a number, the time left is `--:--`.
+    static let longestDuration: TimeInterval = 100 * 3600 - 1
+
+    /// `m:ss`, or `h:mm:ss` past an hour; `--:--` when unknown or longer than ``longestDuration``.
     static func duration(_ seconds: TimeInterval) -> String {
-        let total = Int(max(0, seconds.isFinite ? seconds : 0).rounded(.up))
+        // Checked before any conversion: Int(1e300) traps.
+        guard seconds.isFinite, seconds <= longestDuration else { return "--:--" }
+        let total = Int(max(0, seconds).rounded(.up))
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         return hours > 0
             ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
+    }
+
+    /// `value` as an `Int64`, 0 when it is not a number and clamped to `0…Int64.max` (a conversion of a value out
+    /// of range traps).
+    static func clampedInt64(_ value: Double) -> Int64 {
+        guard value.isFinite, value > 0 else { return 0 }
+        // Int64.max is not exactly representable as a Double; 2^63 is, and anything at or above it is clamped.
+        return value >= 9_223_372_036_854_775_808.0 ? .max : Int64(value)
     }
 }

@@ -5,30 +5,54 @@ import Foundation
     import FoundationNetworking
 #endif
 
+/// The limits a transfer ran under, for the messages of its failures.
+struct TransferLimits: Sendable {
+    /// `--timeout`: the idle timeout.
+    var timeout: TimeInterval?
+    /// `--max-time`: the deadline for the whole transfer.
+    var maxTime: TimeInterval?
+    /// `--max-redirects`.
+    var maximumRedirects: Int
+    /// When the transfer started, to tell which of the two time limits ran out.
+    var started: ContinuousClock.Instant = .now
+}
+
 extension CommandFailure {
     /// The failure for an error from sending `request`: its exit status and a message that names the cause (the
     /// host, the timeout, the redirect limit, the file, the certificate…).
-    init(error: any Error, request: URLRequest, timeout: TimeInterval?, maximumRedirects: Int) {
-        let target = "\(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "")"
-        let hostPort = request.url.map { url in url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "") } ?? ""
+    ///
+    /// When the error carries the request that failed (a hop after a redirect), that request is named rather than
+    /// the one first sent.
+    init(error: any Error, request original: URLRequest, limits: TransferLimits) {
         if let failure = error as? CommandFailure {
             self = failure
             return
         }
+        let request = (error as? CourierError)?.request ?? original
+        let target = "\(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "")"
+        let hostPort = request.url.map { url in url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "") } ?? ""
         guard let courier = error as? CourierError else {
             self.init(.failure, "\(target) failed: \(error)")
             return
         }
         switch courier {
         case .timedOut:
-            let limit = timeout.map { " after \(Self.seconds($0))" } ?? ""
+            // The library reports both limits as one error; a transfer that ran as long as --max-time hit it.
+            if let maxTime = limits.maxTime, ContinuousClock.now - limits.started >= .seconds(maxTime) {
+                self.init(
+                    .timedOut,
+                    "the transfer did not finish within --max-time \(TimeLimit.describe(maxTime)): \(target)")
+                return
+            }
+            let limit = limits.timeout.map { " after \(TimeLimit.describe($0))" } ?? ""
             self.init(.timedOut, "request timed out\(limit) waiting for \(hostPort): \(target)")
         case .tooManyRedirects(let context):
             let last = context.response?.value(forHTTPHeaderField: "Location").map { ", last Location: \($0)" } ?? ""
+            let start = "\(original.httpMethod ?? "GET") \(original.url?.absoluteString ?? "")"
             self.init(
                 .tooManyRedirects,
-                "too many redirects: more than \(maximumRedirects) (--max-redirects) or a redirect loop, "
-                    + "starting at \(target)\(last)")
+                "too many redirects: more than \(limits.maximumRedirects) (--max-redirects) or a redirect loop, "
+                    + "starting at \(start)\(last)")
         case .cannotConnect(let host, let underlying, _):
             let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
             self.init(.failure, "could not connect to \(hostPort.isEmpty ? host : hostPort)\(reason) (\(target))")
@@ -47,6 +71,20 @@ extension CommandFailure {
         case .parameterEncodingFailed(let reason, let underlying):
             let detail = underlying.map { ": \(Self.describe($0))" } ?? ""
             self.init(.failure, "the data fields cannot be encoded: \(reason)\(detail)")
+        case .insecureRedirect(let from, let to, _):
+            self.init(
+                .failure,
+                "refused to follow a redirect from \(from.absoluteString) to \(to.absoluteString): it would leave "
+                    + "TLS; use --allow-insecure-redirects to follow it")
+        case .unsupportedURL(let url, let reason, _):
+            let scheme = url.scheme.map { "the scheme “\($0)” is not supported" } ?? "the URL has no scheme"
+            self.init(
+                .failure,
+                "\(url.absoluteString): \(scheme) (\(reason)); courier sends http and https requests only, and "
+                    + "follows redirects only to http and https URLs")
+        case .badServerResponse(let reason, let underlying, _):
+            let detail = underlying.map { ": \(Self.describe($0))" } ?? ""
+            self.init(.failure, "bad response from \(hostPort): \(reason)\(detail) (\(target))")
         default:
             let reason = courier.failureReason.map { ": \($0)" } ?? ""
             self.init(.failure, "\(courier.errorDescription ?? "\(courier)")\(reason) (\(target))")
@@ -56,9 +94,5 @@ extension CommandFailure {
     private static func describe(_ error: any Error) -> String {
         if let courier = error as? CourierError { return courier.errorDescription ?? "\(courier)" }
         return String(describing: error)
-    }
-
-    static func seconds(_ value: TimeInterval) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

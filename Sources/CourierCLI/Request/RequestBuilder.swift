@@ -60,13 +60,58 @@ enum RequestBuilder {
 
         for item in plan.items {
             switch item.kind {
-            case .header(let value): prepared.urlRequest.setValue(value, forHTTPHeaderField: item.name)
-            case .emptyHeader: prepared.urlRequest.setValue("", forHTTPHeaderField: item.name)
-            case .removeHeader: prepared.urlRequest.setValue(nil, forHTTPHeaderField: item.name)
+            case .header(let value):
+                try checkHeader(item.name, value)
+                prepared.urlRequest.setValue(value, forHTTPHeaderField: item.name)
+            case .emptyHeader:
+                try checkHeader(item.name, "")
+                prepared.urlRequest.setValue("", forHTTPHeaderField: item.name)
+            case .removeHeader:
+                try checkHeader(item.name, "")
+                prepared.urlRequest.setValue(nil, forHTTPHeaderField: item.name)
             default: break
             }
         }
         return prepared
+    }
+
+    /// Refuses a header item that would not be one header line: a CR, LF or NUL in its name or value would be
+    /// dropped by the transport at best and, at worst, smuggle in a second header (`X-A:foo\r\nX-B: evil`).
+    ///
+    /// - Throws: ``CommandFailure`` naming the header.
+    static func checkHeader(_ name: String, _ value: String) throws {
+        let forbidden: (Unicode.Scalar) -> Bool = { $0 == "\r" || $0 == "\n" || $0 == "\0" }
+        guard !name.isEmpty else {
+            throw CommandFailure(.failure, "the header item “:\(quoted(value))” has no name")
+        }
+        if name.unicodeScalars.contains(where: forbidden) || value.unicodeScalars.contains(where: forbidden) {
+            throw CommandFailure(
+                .failure,
+                "the header \(TerminalText.escape(quoted(name), keepingLineBreaks: false)) has a line break or a NUL "
+                    + "in its name or value; a header item is one line")
+        }
+        if let bad = name.unicodeScalars.first(where: { !isTokenCharacter($0) }) {
+            throw CommandFailure(
+                .failure,
+                "the header name “\(TerminalText.escape(quoted(name), keepingLineBreaks: false))” has the character "
+                    + "“\(TerminalText.escape(String(bad), keepingLineBreaks: false))”, which a header name cannot have"
+            )
+        }
+    }
+
+    /// Whether a character may appear in a header name (RFC 9110's `tchar`).
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII
+            && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+    }
+
+    /// The longest part of a user's value quoted in a message.
+    static let longestQuote = 60
+
+    /// `text`, cut to ``longestQuote`` characters with `…` when longer: a 200 KB value is not worth echoing.
+    static func quoted(_ text: String) -> String {
+        text.count <= longestQuote ? text : String(text.prefix(longestQuote)) + "…"
     }
 
     /// The data fields as a parameter tree; `nil` when there are none (no body at all).
@@ -127,7 +172,7 @@ enum RequestBuilder {
         do {
             return Parameter(json: try JSON(data: Data(text.utf8)))
         } catch {
-            throw CommandFailure(.failure, "\(item.name):= “\(text)” is not valid JSON")
+            throw CommandFailure(.failure, "\(quoted(item.name)):= “\(quoted(text))” is not valid JSON")
         }
     }
 }

@@ -10,22 +10,29 @@ import Foundation
 ///
 /// Resuming asks for `Range: bytes=<size of the file>-`. A `206` whose `Content-Range` starts there is appended;
 /// a `200` (the server ignores ranges) replaces the file from the start; a `416` for a file that already has the
-/// whole resource reports it complete. A response that is not 2xx is not saved.
+/// whole resource reports it complete. A response that is not 2xx is not saved: its first 4 KiB are shown and the
+/// rest is not read. The file is opened in place (see ``OutputFile``); a name from the server never overwrites a
+/// file that exists.
 struct FileDownload {
     let manager: SessionManager
     var request: URLRequest
     let options: SaveOptions
     let console: Console
+    let limits: TransferLimits
     let printHead: (HTTPURLResponse) -> Void
 
+    /// How much of an error body is shown (and read).
+    static let errorBodyLimit = 4096
+
     init(
-        manager: SessionManager, request: URLRequest, options: SaveOptions, console: Console,
+        manager: SessionManager, request: URLRequest, options: SaveOptions, console: Console, limits: TransferLimits,
         printHead: @escaping (HTTPURLResponse) -> Void
     ) {
         self.manager = manager
         self.request = request
         self.options = options
         self.console = console
+        self.limits = limits
         self.printHead = printHead
     }
 
@@ -34,7 +41,7 @@ struct FileDownload {
         // Resuming needs the name before the response: from --output, else from the URL.
         var path = options.output ?? (options.resume ? request.url.map(Self.fileName(from:)) : nil)
         var offset: Int64 = 0
-        if options.resume, let path, let size = Self.size(of: path), size > 0 {
+        if options.resume, let path, let size = await OutputFile.regularFileSize(path), size > 0 {
             offset = size
             request.setValue("bytes=\(size)-", forHTTPHeaderField: "Range")
         }
@@ -42,7 +49,7 @@ struct FileDownload {
         let response = streamed.response
         printHead(response)
 
-        var append = false
+        var mode = OutputFile.Mode.replace
         switch response.statusCode {
         case 206 where offset > 0:
             let start = Self.contentRangeStart(response)
@@ -53,7 +60,7 @@ struct FileDownload {
                     "cannot resume \(path ?? ""): asked for bytes from \(offset) but the server sent "
                         + "Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "none")")
             }
-            append = true
+            mode = .append
         case 416 where offset > 0:
             streamed.task.cancel()
             if Self.completeLength(response) == offset {
@@ -70,97 +77,114 @@ struct FileDownload {
             }
             offset = 0
         default:
-            var body = Data()
-            for try await chunk in streamed.chunks where body.count < 4096 { body.append(chunk) }
-            var text = String(decoding: body.prefix(4096), as: UTF8.self)
-            if (300..<400).contains(response.statusCode),
-                let location = response.value(forHTTPHeaderField: "Location")
-            {
-                text = "redirected to \(location): add --follow to follow redirects"
-            }
-            throw CommandFailure(
-                ExitStatus.checking(statusCode: response.statusCode) == .success
-                    ? .failure : ExitStatus.checking(statusCode: response.statusCode),
-                "download not saved: HTTP \(response.statusCode) \(MessageFormatter.reason(response.statusCode)) "
-                    + "from \(response.url?.absoluteString ?? "")" + (text.isEmpty ? "" : "\n\(text)"))
+            throw try await notSaved(streamed)
         }
-
-        if path == nil {
-            path = Self.uniquePath(Self.fileName(for: response, request: request))
-        }
-        guard let path else { throw CommandFailure(.failure, "no file name for the download") }
-        let handle = try Self.open(path, append: append)
-        defer { try? handle.close() }
 
         let length = Int64(response.value(forHTTPHeaderField: "Content-Length") ?? "") ?? -1
-        let total = length >= 0 ? offset + length : -1
-        let bar = ProgressBar(console: console, label: (path as NSString).lastPathComponent)
+        var total: Int64 = -1
+        if length >= 0 {
+            // A hostile Content-Length (2^63 - 1 after a resumed offset) must not overflow.
+            let (sum, overflow) = offset.addingReportingOverflow(length)
+            guard !overflow else {
+                streamed.task.cancel()
+                throw CommandFailure(
+                    .failure,
+                    "cannot resume \(path ?? ""): the server announced Content-Length: \(length) after byte "
+                        + "\(offset), more bytes than a file can hold")
+            }
+            total = sum
+        }
+
+        let file = try await openFile(path: &path, mode: mode, response: response, request: request)
+        let bar = ProgressBar(console: console, label: (file.path as NSString).lastPathComponent)
         var written: Int64 = 0
         let started = ContinuousClock.now
         do {
             for try await chunk in streamed.chunks {
-                try handle.write(contentsOf: chunk)
-                written += Int64(chunk.count)
+                try await file.write(chunk)
+                written = Self.adding(written, Int64(chunk.count))
                 bar.update(progress(offset: offset, written: written, total: total, task: streamed.task))
             }
         } catch {
             bar.abandon()
-            let kept = offset + written
-            let note = "; \(kept) bytes kept in \(path), resume with --continue"
+            await file.close()
+            let kept = Self.adding(offset, written)
+            let note = file.isStream ? "" : "; \(kept) bytes kept in \(file.path), resume with --continue"
             if let failure = error as? CommandFailure { throw CommandFailure(failure.status, failure.message + note) }
-            let failure = CommandFailure(
-                error: error, request: request, timeout: manager.configuration.timeoutIntervalForRequest,
-                maximumRedirects: manager.configuration.maximumRedirects)
+            let failure = CommandFailure(error: error, request: request, limits: limits)
             throw CommandFailure(failure.status, failure.message + note)
         }
-        var final = progress(offset: offset, written: written, total: offset + written, task: streamed.task)
+        await file.close()
+        let size = Self.adding(offset, written)
+        var final = progress(offset: offset, written: written, total: size, task: streamed.task)
         final.estimatedTimeRemaining = 0
         bar.update(final, final: true)
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        let resumed = append ? ", resumed at byte \(offset)" : ""
+        let resumed = mode == .append ? ", resumed at byte \(offset)" : ""
         console.err(
-            "courier: saved \(path): \(offset + written) bytes (\(ProgressBar.byteCount(offset + written)))"
+            "courier: saved \(file.path): \(size) bytes (\(ProgressBar.byteCount(size)))"
                 + "\(resumed) in \(String(format: "%.2f", seconds)) s\n")
         return .success
+    }
+
+    /// Opens `--output`, or a new file named from the response that does not exist yet.
+    private func openFile(path: inout String?, mode: OutputFile.Mode, response: HTTPURLResponse, request: URLRequest)
+        async throws -> OutputFile
+    {
+        if let given = path, let file = try await OutputFile.open(given, mode: mode) {
+            return file
+        }
+        // The name is the server's: `name`, else `name-1`, `name-2`… each created only if it does not exist, so an
+        // existing file is never overwritten, even one that appears between the check and the open.
+        let base = Self.fileName(for: response, request: request)
+        for index in 0..<1000 {
+            let candidate = index == 0 ? base : "\(base)-\(index)"
+            if let file = try await OutputFile.open(candidate, mode: .createNew) {
+                path = candidate
+                return file
+            }
+        }
+        throw CommandFailure(.failure, "no free file name for the download: \(base) and \(base)-1…999 all exist")
+    }
+
+    /// The failure for a response that is not saved, with the start of its body; the rest is never read (a
+    /// hostile server may send an error body that never ends).
+    private func notSaved(_ streamed: StreamedResponse) async throws -> CommandFailure {
+        let response = streamed.response
+        var body = Data()
+        do {
+            for try await chunk in streamed.chunks {
+                body.append(chunk.prefix(Self.errorBodyLimit - body.count))
+                if body.count >= Self.errorBodyLimit { break }
+            }
+        } catch {
+            // What arrived before the failure is shown; the status is the news.
+        }
+        streamed.task.cancel()
+        var text = String(decoding: body, as: UTF8.self)
+        if (300..<400).contains(response.statusCode), let location = response.value(forHTTPHeaderField: "Location") {
+            text = "redirected to \(location): add --follow to follow redirects"
+        }
+        let checked = ExitStatus.checking(statusCode: response.statusCode)
+        return CommandFailure(
+            checked == .success ? .failure : checked,
+            "download not saved: HTTP \(response.statusCode) \(MessageFormatter.reason(response.statusCode)) "
+                + "from \(response.url?.absoluteString ?? "")" + (text.isEmpty ? "" : "\n\(text)"))
     }
 
     /// The library's progress for this transfer (rate and time left), counted from the start of the file.
     private func progress(offset: Int64, written: Int64, total: Int64, task: SessionTask) -> TaskProgress {
         let measured = manager.downloadProgress(for: task)
         return TaskProgress(
-            completed: offset + written, total: total, throughput: measured?.throughput ?? 0,
+            completed: Self.adding(offset, written), total: total, throughput: measured?.throughput ?? 0,
             estimatedTimeRemaining: measured?.estimatedTimeRemaining)
     }
 
-    // MARK: Files
-
-    static func size(of path: String) -> Int64? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
-    }
-
-    static func open(_ path: String, append: Bool) throws -> FileHandle {
-        do {
-            if append {
-                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-                try handle.seekToEnd()
-                return handle
-            }
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw CocoaError(.fileWriteNoPermission)
-            }
-            return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        } catch {
-            throw CommandFailure(.failure, "cannot write \(path): \(error.localizedDescription)")
-        }
-    }
-
-    /// `path`, or `path-1`, `path-2`… when it exists (a name from the server never overwrites a file).
-    static func uniquePath(_ path: String) -> String {
-        guard FileManager.default.fileExists(atPath: path) else { return path }
-        var index = 1
-        while FileManager.default.fileExists(atPath: "\(path)-\(index)") { index += 1 }
-        return "\(path)-\(index)"
+    /// `a + b`, stopping at `Int64.max` rather than trapping (only for counts shown, never for offsets sent).
+    static func adding(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     // MARK: Names
@@ -180,8 +204,10 @@ struct FileDownload {
         for parameter in header.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             let lower = parameter.lowercased()
             if lower.hasPrefix("filename*="), let quote = parameter.range(of: "''") {
-                if let decoded = String(parameter[quote.upperBound...]).removingPercentEncoding {
-                    return safeName(decoded)
+                if let decoded = String(parameter[quote.upperBound...]).removingPercentEncoding,
+                    let name = safeName(decoded)
+                {
+                    return name
                 }
             } else if lower.hasPrefix("filename=") {
                 var value = String(parameter.dropFirst("filename=".count))
@@ -199,10 +225,17 @@ struct FileDownload {
         safeName(url.lastPathComponent) ?? "index"
     }
 
-    /// A name without folders or a leading dot, so a server cannot write outside the current folder.
+    /// The longest name kept, in UTF-8 bytes: file systems refuse names past 255 bytes, and `-1`… is appended.
+    static let longestName = 200
+
+    /// A name without folders, a leading dot or control characters, so a server can neither write outside the
+    /// current folder, nor hide the file, nor put escape sequences or line breaks in its name (and in the messages
+    /// that print it).
     static func safeName(_ name: String) -> String? {
-        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        let trimmed = String(last.drop(while: { $0 == "." }))
+        let clean = TerminalText.removingControls(name)
+        let last = clean.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var trimmed = String(last.drop(while: { $0 == "." || $0 == " " }))
+        while trimmed.utf8.count > longestName { trimmed.removeLast() }
         return trimmed.isEmpty ? nil : trimmed
     }
 

@@ -11,46 +11,79 @@ struct RequestRunner {
     var console: Console
 
     func run() async throws -> ExitStatus {
-        let prepared = try RequestBuilder.build(options.plan, auth: options.auth, timeout: options.timeout)
+        let (plan, auth, timeout) = (options.plan, options.auth, options.timeout)
+        // Reading the files of name=@file items blocks: not on the cooperative pool.
+        var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
+        if options.download != nil { Self.askForIdentityEncoding(&prepared.urlRequest, plan: plan) }
         if options.offline {
             try await printRequest(prepared, toStdout: true)
+            try await console.flush()
             return .success
         }
         let manager = try makeManager()
         defer { manager.invalidate(cancelingTasks: true) }
         try await printRequest(prepared, toStdout: false)
         let request = prepared.urlRequest
+        let limits = TransferLimits(
+            timeout: options.timeout, maxTime: options.maxTime, maximumRedirects: options.maxRedirects)
         do {
             if let save = options.download {
                 return try await FileDownload(
-                    manager: manager, request: request, options: save, console: console,
+                    manager: manager, request: request, options: save, console: console, limits: limits,
                     printHead: { self.printResponseHead($0) }
                 ).run()
             }
             if let body = prepared.body {
                 let bar = ProgressBar(console: console, label: "upload")
-                let (response, data) = try await Upload.send(request, body: body, manager: manager, bar: bar)
+                // The response goes to a file, not to memory: a server may answer an upload with any size of body.
+                var hooks = manager.hooks
+                hooks.didReceiveResponse = { _, _ in .becomeDownload }
+                manager.hooks = hooks
+                let (response, uploaded) = try await Upload.send(request, body: body, manager: manager, bar: bar)
                 printResponseHead(response)
-                if options.print.responseBody { printBody(data, response: response) }
+                if options.print.responseBody {
+                    try await printer.print(
+                        uploaded.chunks(), contentType: response.value(forHTTPHeaderField: "Content-Type"))
+                } else if case .file(let handle) = uploaded {
+                    try? handle.close()
+                }
+                try await console.flush()
                 return finalStatus(response)
             }
             let streamed = try await manager.stream(request, acceptableStatusCodes: nil)
             printResponseHead(streamed.response)
             if options.print.responseBody {
-                try await printBody(streamed)
+                try await printer.print(
+                    streamed.chunks, contentType: streamed.response.value(forHTTPHeaderField: "Content-Type"))
             }
+            try await console.flush()
             return finalStatus(streamed.response)
         } catch {
-            throw CommandFailure(
-                error: error, request: request, timeout: options.timeout, maximumRedirects: options.maxRedirects)
+            throw CommandFailure(error: error, request: request, limits: limits)
         }
     }
+
+    /// Asks for the body as stored (`Accept-Encoding: identity`) unless the user chose an encoding: a download's
+    /// size and a resumed offset count the bytes on the wire, which a decompressed body would not match.
+    static func askForIdentityEncoding(_ request: inout URLRequest, plan: RequestPlan) {
+        let chosen = plan.items.contains { item in
+            switch item.kind {
+            case .header, .emptyHeader, .removeHeader: return item.name.lowercased() == "accept-encoding"
+            default: return false
+            }
+        }
+        if !chosen { request.setValue("identity", forHTTPHeaderField: "Accept-Encoding") }
+    }
+
+    private var printer: BodyPrinter { BodyPrinter(console: console, pretty: options.pretty) }
 
     /// A session for one request: no cookies kept, the timeout and redirect limit of the options, redirects only
     /// with `--follow`, the TLS options.
     func makeManager() throws -> SessionManager {
         var configuration = SessionConfiguration.ephemeral
         if let timeout = options.timeout { configuration.timeoutIntervalForRequest = timeout }
+        if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
+        configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
         configuration.maximumRedirects = options.maxRedirects
         if let auth = options.auth, auth.scheme == .digest { configuration.credential = auth.credential }
         let manager = SessionManager(configuration: configuration)
@@ -117,29 +150,5 @@ struct RequestRunner {
     func printResponseHead(_ response: HTTPURLResponse) {
         guard options.print.responseHead else { return }
         console.err(MessageFormatter.responseHead(response, style: style.stderr) + "\n")
-    }
-
-    /// `b` for a body held in memory.
-    func printBody(_ data: Data, response: HTTPURLResponse) {
-        console.out(
-            MessageFormatter.body(
-                data, contentType: response.value(forHTTPHeaderField: "Content-Type"), pretty: options.pretty,
-                console: console, toTerminal: console.stdoutIsTerminal))
-    }
-
-    /// `b` for a streamed body: copied to standard output as it arrives, unless it is to be formatted (then it is
-    /// collected first, as formatting needs the whole document).
-    func printBody(_ streamed: StreamedResponse) async throws {
-        let terminal = console.stdoutIsTerminal
-        let transforms =
-            terminal || options.pretty.formats(terminal: terminal)
-            || options.pretty.colors(terminal: terminal, allowed: console.colorAllowed)
-        if !transforms {
-            for try await chunk in streamed.chunks { console.out(chunk) }
-            return
-        }
-        var data = Data()
-        for try await chunk in streamed.chunks { data.append(chunk) }
-        printBody(data, response: streamed.response)
     }
 }

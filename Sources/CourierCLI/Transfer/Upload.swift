@@ -9,11 +9,14 @@ import Foundation
 /// progress.
 enum Upload {
     /// The response and its body; the manager's response serializer decides which statuses fail.
+    ///
+    /// The body is in a file when the manager's ``SessionHooks/didReceiveResponse`` answers
+    /// ``ResponseDisposition/becomeDownload`` (as `courier` does, to keep memory bounded), else in memory.
     static func send(_ request: URLRequest, body: RequestBody, manager: SessionManager, bar: ProgressBar)
-        async throws -> (HTTPURLResponse, Data)
+        async throws -> (HTTPURLResponse, UploadedBody)
     {
-        let completion = LockedValue<CheckedContinuation<(HTTPURLResponse, Data), any Error>?>(nil)
-        let finish: @Sendable (Result<(HTTPURLResponse, Data), any Error>) -> Void = { result in
+        let completion = LockedValue<CheckedContinuation<(HTTPURLResponse, UploadedBody), any Error>?>(nil)
+        let finish: @Sendable (Result<(HTTPURLResponse, UploadedBody), any Error>) -> Void = { result in
             let continuation = completion.withLock { state in
                 defer { state = nil }
                 return state
@@ -26,9 +29,19 @@ enum Upload {
                 if let error {
                     bar.abandon()
                     finish(.failure(error))
+                } else if let response, let file = object as? URL {
+                    bar.finish()
+                    // Opened before the handler returns, when the library deletes the file.
+                    do {
+                        finish(.success((response, .file(try FileHandle(forReadingFrom: file)))))
+                    } catch {
+                        finish(
+                            .failure(
+                                CommandFailure(.failure, "cannot read the response kept in \(file.path): \(error)")))
+                    }
                 } else if let response {
                     bar.finish()
-                    finish(.success((response, (object as? Data) ?? Data())))
+                    finish(.success((response, .data((object as? Data) ?? Data()))))
                 } else {
                     finish(
                         .failure(

@@ -9,6 +9,10 @@ struct CourierProcess {
         var stdout: String
         var stderr: String
         var stdoutData: Data
+        /// Whether the process was killed by a signal (then ``status`` is the signal's number).
+        var killedBySignal = false
+        /// The largest resident set size seen (`VmHWM`, in KiB), when asked to watch it.
+        var peakMemoryKiB: Int?
 
         /// Standard output parsed as a JSON object.
         func json() throws -> [String: Any] {
@@ -48,8 +52,13 @@ struct CourierProcess {
     }
 
     /// Runs `courier arguments…` in `directory` with extra environment variables; kills it after `limit` seconds.
+    ///
+    /// - Parameters:
+    ///   - stdout: where standard output goes instead of a pipe the test reads (a closed pipe, `/dev/full`).
+    ///   - watchMemory: read the process's peak resident set size (`VmHWM`) while it runs.
     static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: TimeInterval = 60
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: TimeInterval = 60,
+        stdout: FileHandle? = nil, watchMemory: Bool = false
     ) async throws -> Result {
         let process = Process()
         process.executableURL = try executable()
@@ -61,7 +70,7 @@ struct CourierProcess {
         if let directory { process.currentDirectoryURL = directory }
         let out = Pipe()
         let err = Pipe()
-        process.standardOutput = out
+        process.standardOutput = stdout ?? out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
 
@@ -69,7 +78,7 @@ struct CourierProcess {
         // a continuation so no thread of the test pool is blocked.
         let group = DispatchGroup()
         let collected = CollectedOutput()
-        for (pipe, isOut) in [(out, true), (err, false)] {
+        for (pipe, isOut) in stdout == nil ? [(out, true), (err, false)] : [(err, false)] {
             group.enter()
             DispatchQueue.global().async {
                 let data = pipe.fileHandleForReading.readDataToEndOfFile()
@@ -77,6 +86,7 @@ struct CourierProcess {
                 group.leave()
             }
         }
+        let peak = PeakMemory()
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { process in
                 group.notify(queue: .global()) { continuation.resume(returning: process.terminationStatus) }
@@ -87,14 +97,17 @@ struct CourierProcess {
                 continuation.resume(throwing: error)
                 return
             }
+            if watchMemory { peak.watch(process) }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
                 if process.isRunning { process.terminate() }
             }
         }
-        let (stdout, stderr) = collected.values
+        let (output, errors) = collected.values
         return Result(
-            status: status, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self), stdoutData: stdout)
+            status: status, stdout: String(decoding: output, as: UTF8.self),
+            stderr: String(decoding: errors, as: UTF8.self), stdoutData: output,
+            killedBySignal: process.terminationReason == .uncaughtSignal,
+            peakMemoryKiB: watchMemory ? peak.value : nil)
     }
 }
 
@@ -118,5 +131,30 @@ private final class CollectedOutput: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (stdout, stderr)
+    }
+}
+
+/// The peak resident set size of a running process, read from `/proc/<pid>/status` every 20 ms until it exits.
+///
+/// `@unchecked Sendable`: `peak` is only touched under `lock`.
+private final class PeakMemory: @unchecked Sendable {
+    private let lock = NSLock()
+    private var peak = 0
+
+    var value: Int { lock.withLock { peak } }
+
+    func watch(_ process: Process) {
+        let path = "/proc/\(process.processIdentifier)/status"
+        DispatchQueue.global().async {
+            while process.isRunning {
+                if let text = try? String(contentsOfFile: path, encoding: .utf8),
+                    let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                    let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+                {
+                    self.lock.withLock { self.peak = max(self.peak, kib) }
+                }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
     }
 }
