@@ -85,7 +85,12 @@ struct RequestRunner {
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
         configuration.maximumRedirects = options.maxRedirects
-        if let auth = options.auth, auth.scheme == .digest { configuration.credential = auth.credential }
+        if let auth = options.auth, auth.scheme == .digest {
+            // Digest only: a server asking for Basic never gets the password in clear.
+            var credential = auth.credential
+            credential.schemes = [.digest]
+            configuration.credential = credential
+        }
         let manager = SessionManager(configuration: configuration)
         manager.responseSerializer = HTTPResponseSerializer(acceptableStatusCodes: nil)
         // The main queue is not serviced while the async entry point waits; callbacks run on a queue of their own.

@@ -208,8 +208,7 @@ struct CLIHostileServerTests {
         #expect(other.header("Authorization") == nil)
     }
 
-    @Test(.disabled("needs library credential scope"))
-    func digestCredentialsAnswerOnlyTheOriginalOrigin() async throws {
+    @Test func digestCredentialsAnswerOnlyTheOriginalOrigin() async throws {
         let other = try await HeadRecordingServer.start(
             responding: Self.response([
                 "HTTP/1.1 401 Unauthorized", #"WWW-Authenticate: Digest realm="x", nonce="abc", qop="auth""#,
@@ -225,7 +224,22 @@ struct CLIHostileServerTests {
             "--follow", "--auth", "u:p", "--auth-type", "digest", first.baseURL.absoluteString,
         ])
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(other.requests.count == 1)
         #expect(other.requests.allSatisfy { !$0.lowercased().contains("authorization:") }, "\(other.requests)")
+    }
+
+    @Test func digestCredentialsNeverAnswerBasic() async throws {
+        let server = try await HeadRecordingServer.start(
+            responding: Self.response([
+                "HTTP/1.1 401 Unauthorized", #"WWW-Authenticate: Basic realm="x""#, "Content-Length: 0",
+            ]))
+        defer { Task { try await server.stop() } }
+        let result = try await CourierProcess.run([
+            "--auth", "u:hunter2", "--auth-type", "digest", server.baseURL.absoluteString,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(server.requests.count == 1)
+        #expect(server.header("Authorization") == nil)
     }
 
     @Test func aFailedHopIsNamedInTheMessage() async throws {

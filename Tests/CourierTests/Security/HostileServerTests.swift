@@ -425,15 +425,8 @@ struct HostileServerTests {
     static func failure(
         of manager: HTTPSessionManager, _ request: URLRequest, sourceLocation: SourceLocation = #_sourceLocation
     ) async -> CourierError? {
-        do {
-            let response = try await manager.send(request, serializer: anyStatus)
-            Issue.record("expected a failure, got \(response.statusCode)", sourceLocation: sourceLocation)
-            return nil
-        } catch let error as CourierError {
-            return error
-        } catch {
-            Issue.record("not a CourierError: \(error)", sourceLocation: sourceLocation)
-            return nil
+        await thrownCourierError(sourceLocation: sourceLocation) {
+            try await manager.send(request, serializer: anyStatus)
         }
     }
 }
