@@ -12,8 +12,6 @@ import Foundation
 /// what a server wrote: NIO's `SocketAddress` traps on a port above 65535, and a host name with one connects to the
 /// port modulo 65536.
 enum URLCheck {
-    /// The schemes a request may use, and the only ones a redirect may lead to.
-    static let webSchemes: Set<String> = ["http", "https"]
     /// AsyncHTTPClient's schemes for Unix-domain sockets: only for a request the caller makes, and only when
     /// ``SessionConfiguration/allowsUnixSocketURLs`` says so.
     static let unixSocketSchemes: Set<String> = ["http+unix", "https+unix", "unix"]
@@ -24,70 +22,79 @@ enum URLCheck {
     ///   (a Unix-socket scheme passes when `allowsUnixSockets`); ``CourierError/invalidURL(_:)`` for a missing
     ///   host or a port that is not a number from 1 to 65535.
     static func validate(_ url: URL, allowsUnixSockets: Bool, request: URLRequest? = nil) throws {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let context = CourierError.Context(request: request)
-        if unixSocketSchemes.contains(scheme) {
-            guard allowsUnixSockets else {
-                throw CourierError.unsupportedURL(
-                    url,
-                    reason: "requests to Unix-domain sockets are allowed only when the session's configuration sets "
-                        + "allowsUnixSocketURLs", context: context)
-            }
+        let scheme = url.scheme ?? ""
+        if isWebScheme(scheme) {
+            try validateAuthority(of: url)
             return
         }
-        guard webSchemes.contains(scheme) else {
+        let context = CourierError.Context(request: request)
+        guard unixSocketSchemes.contains(scheme.lowercased()) else {
             throw CourierError.unsupportedURL(
                 url, reason: "the scheme “\(scheme)” is not http or https", context: context)
         }
-        try validateAuthority(of: url)
+        guard allowsUnixSockets else {
+            throw CourierError.unsupportedURL(
+                url,
+                reason: "requests to Unix-domain sockets are allowed only when the session's configuration sets "
+                    + "allowsUnixSocketURLs", context: context)
+        }
     }
 
-    /// Throws unless `url` has a host (for `http` and `https`) and, when it names one, a port from 1 to 65535. The port is read from the URL's text: Foundation's `URL.port` may wrap or drop a large one.
+    /// Throws unless `url` has a host (for `http` and `https`) and, when it names one, a port from 1 to 65535.
+    ///
+    /// The port is read from the URL's text, byte by byte (this runs for every request): Foundation's `URL.port`
+    /// may wrap or drop a large one.
     static func validateAuthority(of url: URL) throws {
         let text = url.absoluteString
-        guard let schemeEnd = text.range(of: "://") else {
-            if webSchemes.contains(url.scheme?.lowercased() ?? "") { throw CourierError.invalidURL(text) }
+        let isWeb = isWebScheme(url.scheme ?? "")
+        var bytes = text.utf8[...]
+        // The authority starts after "scheme://".
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        bytes = bytes[bytes.index(after: colon)...]
+        guard bytes.starts(with: "//".utf8) else {
+            if isWeb { throw CourierError.invalidURL(text) }
             return
         }
-        let rest = text[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostAndPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
-        let portText: Substring?
-        let host: Substring
-        if hostAndPort.hasPrefix("[") {
-            guard let close = hostAndPort.firstIndex(of: "]") else { throw CourierError.invalidURL(text) }
-            host = hostAndPort[hostAndPort.startIndex...close]
+        bytes = bytes.dropFirst(2)
+        let authority = bytes.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let hostAndPort =
+            authority.lastIndex(of: UInt8(ascii: "@")).map { authority[authority.index(after: $0)...] } ?? authority
+        var host = hostAndPort
+        var port: Substring.UTF8View.SubSequence?
+        if hostAndPort.first == UInt8(ascii: "[") {
+            guard let close = hostAndPort.firstIndex(of: UInt8(ascii: "]")) else { throw CourierError.invalidURL(text) }
+            host = hostAndPort[...close]
             let after = hostAndPort[hostAndPort.index(after: close)...]
-            if after.isEmpty {
-                portText = nil
-            } else if after.hasPrefix(":") {
-                portText = after.dropFirst()
-            } else {
-                throw CourierError.invalidURL(text)
+            if let first = after.first {
+                guard first == UInt8(ascii: ":") else { throw CourierError.invalidURL(text) }
+                port = after.dropFirst()
             }
-        } else if let colon = hostAndPort.lastIndex(of: ":") {
+        } else if let colon = hostAndPort.lastIndex(of: UInt8(ascii: ":")) {
             host = hostAndPort[..<colon]
-            portText = hostAndPort[hostAndPort.index(after: colon)...]
-        } else {
-            host = hostAndPort
-            portText = nil
+            port = hostAndPort[hostAndPort.index(after: colon)...]
         }
-        if host.isEmpty, webSchemes.contains(url.scheme?.lowercased() ?? "") { throw CourierError.invalidURL(text) }
-        if let portText, !portText.isEmpty {
-            guard isPort(portText) else { throw CourierError.invalidURL(text) }
-        }
+        if host.isEmpty, isWeb { throw CourierError.invalidURL(text) }
+        if let port, !port.isEmpty, !isPort(port) { throw CourierError.invalidURL(text) }
     }
 
-    /// Whether `text` is a decimal port from 1 to 65535 (leading zeros allowed, as in URLs).
-    static func isPort(_ text: Substring) -> Bool {
-        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
-        let digits = text.drop { $0 == "0" }
-        guard digits.count <= 5, let value = Int(digits) else { return false }
-        return (1...65535).contains(value)
+    /// Whether `digits` is a decimal port from 1 to 65535 (leading zeros allowed, as in URLs).
+    static func isPort<Digits: Collection<UInt8>>(_ digits: Digits) -> Bool {
+        var value = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return false }
+            value = value * 10 + Int(digit - UInt8(ascii: "0"))
+            if value > 65535 { return false }
+        }
+        return value >= 1
+    }
+
+    /// `http` or `https`, in any case: the schemes a request may use, and the only ones a redirect may lead to.
+    private static func isWebScheme(_ scheme: String) -> Bool {
+        scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https")
     }
 
     /// Whether a redirect may lead to `url`: `http` or `https` only, never a Unix socket or another scheme.
     static func isRedirectTarget(_ url: URL) -> Bool {
-        webSchemes.contains(url.scheme?.lowercased() ?? "")
+        isWebScheme(url.scheme ?? "")
     }
 }
