@@ -93,8 +93,9 @@ enum URLCheck {
         scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https")
     }
 
-    /// Whether a redirect may lead to `url`: `http` or `https` only, never a Unix socket or another scheme.
-    static func isRedirectTarget(_ url: URL) -> Bool {
+    /// Whether `url` is `http` or `https`: the only schemes a redirect may lead to (never a Unix socket or another
+    /// protocol), and the only ones a request may start early with.
+    static func hasWebScheme(_ url: URL) -> Bool {
         isWebScheme(url.scheme ?? "")
     }
 }

@@ -24,7 +24,7 @@ enum RedirectPolicy {
     ) -> (request: URLRequest, keepsBody: Bool)? {
         guard statusCodes.contains(response.statusCode), let current = request.url,
             let location = response.value(forHTTPHeaderField: "Location"),
-            let target = URL(string: location, relativeTo: current)?.absoluteURL, URLCheck.isRedirectTarget(target)
+            let target = URL(string: location, relativeTo: current)?.absoluteURL, URLCheck.hasWebScheme(target)
         else { return nil }
         var next = request
         next.url = target

@@ -450,7 +450,7 @@ final class SessionCore: TaskController {
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
         guard configuration.urlCache == nil, let collecting = transport as? any CollectingTransport,
-            (try? URLCheck.validate(plain.url, allowsUnixSockets: configuration.allowsUnixSocketURLs)) != nil,
+            URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !invalidated.value
         else { return nil }
@@ -558,16 +558,15 @@ final class SessionCore: TaskController {
     static let largestCollectedUpload = 64 * 1024
 
     /// Throws unless the session may follow a redirect from `request` to `next` (whether the automatic policy or a
-    /// hook proposed it): `http` or `https` only, a valid port, and no step down from `https` to `http` unless the
-    /// configuration allows it.
+    /// hook proposed it): `http` or `https` only, and no step down from `https` to `http` unless the configuration
+    /// allows it. The host and port are checked before the next request is sent, as every request's are.
     private func checkRedirect(from request: URLRequest, to next: URLRequest) throws {
         guard let target = next.url else { throw CourierError.invalidURL("") }
-        guard URLCheck.isRedirectTarget(target) else {
+        guard URLCheck.hasWebScheme(target) else {
             throw CourierError.unsupportedURL(
                 target, reason: "a redirect may lead only to http or https",
                 context: CourierError.Context(request: request))
         }
-        try URLCheck.validateAuthority(of: target)
         if let current = request.url, RedirectPolicy.isDowngrade(from: current, to: target),
             !configuration.allowsInsecureRedirects
         {

@@ -37,9 +37,9 @@ struct URLCheckTests {
             } catch let error as CourierError {
                 #expect(error.errorCode == -1002, "\(string): \(error)")
             }
-            #expect(!URLCheck.isRedirectTarget(url))
+            #expect(!URLCheck.hasWebScheme(url))
         }
         try URLCheck.validate(try #require(URL(string: "http+unix://%2Ftmp%2Fs/x")), allowsUnixSockets: true)
-        #expect(URLCheck.isRedirectTarget(try #require(URL(string: "HTTPS://h/"))))
+        #expect(URLCheck.hasWebScheme(try #require(URL(string: "HTTPS://h/"))))
     }
 }
