@@ -48,8 +48,14 @@ enum RedirectPolicy {
     }
 
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && effectivePort(lhs) == effectivePort(rhs)
+        isOrigin(scheme: lhs.scheme, host: lhs.host, port: lhs.port, of: rhs)
+    }
+
+    /// Whether `url` has the origin made of `scheme`, `host` and `port` (`nil`: the scheme's default). Hosts compare
+    /// without regard to case or IPv6 brackets.
+    static func isOrigin(scheme: String?, host: String?, port: Int?, of url: URL) -> Bool {
+        scheme?.lowercased() == url.scheme?.lowercased() && bareHost(host) == bareHost(url.host)
+            && effectivePort(port, scheme: scheme) == effectivePort(url.port, scheme: url.scheme)
     }
 
     /// Whether following `current` to `next` leaves TLS: from `https` to plain `http`.
@@ -57,7 +63,11 @@ enum RedirectPolicy {
         current.scheme?.lowercased() == "https" && next.scheme?.lowercased() == "http"
     }
 
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    private static func effectivePort(_ port: Int?, scheme: String?) -> Int? {
+        port ?? (scheme?.lowercased() == "https" ? 443 : scheme?.lowercased() == "http" ? 80 : nil)
+    }
+
+    private static func bareHost(_ host: String?) -> String? {
+        host.map { $0.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
     }
 }

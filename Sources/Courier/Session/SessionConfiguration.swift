@@ -96,11 +96,8 @@ public struct Credential: Sendable, Hashable {
 
         /// Whether `url` and `realm` are inside this space.
         func contains(_ url: URL, realm challengeRealm: String?) -> Bool {
-            guard let target = URL(string: "\(scheme)://\(host)\(port.map { ":\($0)" } ?? "")/") else {
-                return false
-            }
-            guard RedirectPolicy.sameOrigin(target, url) else { return false }
-            return realm.map { $0 == challengeRealm } ?? true
+            RedirectPolicy.isOrigin(scheme: scheme, host: host, port: port, of: url)
+                && realm.map { $0 == challengeRealm } ?? true
         }
     }
 

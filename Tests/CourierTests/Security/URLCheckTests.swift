@@ -43,3 +43,17 @@ struct URLCheckTests {
         #expect(URLCheck.hasWebScheme(try #require(URL(string: "HTTPS://h/"))))
     }
 }
+
+/// Where a credential may go, compared field by field rather than through a URL made from its parts.
+struct ProtectionSpaceTests {
+    @Test func containsItsOriginOnly() throws {
+        let space = Credential.ProtectionSpace(scheme: "https", host: "::1", port: 8443, realm: "r")
+        #expect(space.contains(try #require(URL(string: "https://[::1]:8443/x")), realm: "r"))
+        #expect(!space.contains(try #require(URL(string: "https://[::1]:8443/x")), realm: "other"))
+        #expect(!space.contains(try #require(URL(string: "http://[::1]:8443/x")), realm: "r"))
+        #expect(!space.contains(try #require(URL(string: "https://[::2]:8443/x")), realm: "r"))
+        let defaultPort = Credential.ProtectionSpace(scheme: "HTTPS", host: "Example.COM")
+        #expect(defaultPort.contains(try #require(URL(string: "https://example.com:443/")), realm: nil))
+        #expect(!defaultPort.contains(try #require(URL(string: "https://example.com:444/")), realm: nil))
+    }
+}
