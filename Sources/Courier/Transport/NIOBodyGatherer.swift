@@ -34,6 +34,9 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Bodies up to this many bytes (as declared by `Content-Length`) count as small: a few reads of the socket.
     static let smallBody = 8 * 1024
 
+    /// Whether a response head has arrived.
+    var sawHead: Bool { state.withLock { $0.head != nil } }
+
     func didReceiveHead(task: HTTPClient.Task<Gathered>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         state.withLock { $0.head = head }
         // The caller's wake-up is the slow part of a small exchange, so it starts before the activity stamp.

@@ -92,6 +92,8 @@ public final class NIOTransport: Transport, CollectingTransport {
         outgoing.method = HTTPMethod(rawValue: request.method)
         outgoing.headers = request.headers.nio
         var sentWholeBodyUpFront: Int64?
+        // A body that is not a stream can be sent again; see ``mayRetryOnAnotherConnection(method:)``.
+        var replayable = true
         if let body = request.body {
             if let data = body.data, data.count <= 64 * 1024 {
                 outgoing.body = .bytes(ByteBuffer(data: data))
@@ -104,6 +106,7 @@ public final class NIOTransport: Transport, CollectingTransport {
                 let chunks = try body.makeChunks()
                 let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
                 outgoing.body = .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
+                replayable = false
             }
         }
         let client = try await client(enforcing: request)
@@ -111,7 +114,15 @@ public final class NIOTransport: Transport, CollectingTransport {
         do {
             response = try await client.execute(outgoing, deadline: .distantFuture)
         } catch {
-            throw Self.courierError(error, url: request.url)
+            let error = Self.courierError(error, url: request.url)
+            guard replayable, Self.mayRetryOnAnotherConnection(method: request.method), Self.isStaleConnection(error),
+                !Task.isCancelled
+            else { throw error }
+            do {
+                response = try await client.execute(outgoing, deadline: .distantFuture)
+            } catch {
+                throw Self.courierError(error, url: request.url)
+            }
         }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
         let url = request.url
@@ -164,27 +175,51 @@ public final class NIOTransport: Transport, CollectingTransport {
         let outgoing = template
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
-        let gatherer = NIOBodyGatherer(activity: activity, smallHead: { pending.headArrived() })
         let url = request.url
+        let retriesStaleConnection = Self.mayRetryOnAnotherConnection(method: request.method)
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         let loop =
             client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
-        // Started on the event loop itself, so that registering for the result is not a second cross-thread wake-up
-        // of a loop that is waiting for the socket.
-        loop.execute {
+        @Sendable func attempt(_ number: Int) {
+            let gatherer = NIOBodyGatherer(activity: activity, smallHead: { pending.headArrived() })
             let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
             cancellation.onCancel { exchange.cancel() }
             exchange.futureResult.whenComplete { result in
+                let mapped = result.mapError { Self.courierError($0, url: url) }
+                if case .failure(let error) = mapped, number == 0, retriesStaleConnection, !gatherer.sawHead,
+                    !cancellation.isCancelled, Self.isStaleConnection(error)
+                {
+                    return attempt(1)
+                }
                 pending.complete(
-                    result.map { gathered in
+                    mapped.map { gathered in
                         TransportResponse(
                             statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers),
                             url: url, httpVersion: gathered.head.version.courierString,
                             body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
-                    }.mapError { Self.courierError($0, url: url) })
+                    }.mapError { $0 as any Error })
             }
         }
+        // Started on the event loop itself, so that registering for the result is not a second cross-thread wake-up
+        // of a loop that is waiting for the socket.
+        loop.execute { attempt(0) }
         return pending
+    }
+
+    /// Whether a request with `method` may be sent again, once, after its connection was lost before any byte of a
+    /// response arrived: only idempotent methods (RFC 9110 §9.2.2), as URLSession and curl do.
+    ///
+    /// A pooled connection can be closed by its server (an idle timeout, or bytes the server should not have sent)
+    /// in the instant AsyncHTTPClient hands it to the next request; that request then fails without having reached
+    /// the server, and a second attempt goes out on a new connection.
+    static func mayRetryOnAnotherConnection(method: String) -> Bool {
+        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
+    }
+
+    /// Whether `error` is the loss of a connection (not a refusal, a timeout or a cancellation).
+    static func isStaleConnection(_ error: CourierError) -> Bool {
+        if case .connectionLost = error { return true }
+        return false
     }
 
     /// AsyncHTTPClient's request for `method` and `url`, without headers or body; see ``requestTemplates``.
