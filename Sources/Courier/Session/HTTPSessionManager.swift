@@ -279,21 +279,18 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             completionQueue: nil)
         // A request without a body or headers of its own starts before its task and `URLRequest` are made, which
         // then overlaps the request's way out.
-        var early: CollectedResponse?
+        // The `URLRequest` is then made from the same serialized request, not serialized again.
         if headers.isEmpty, let plainSerializer = requestSerializer as? HTTPRequestSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
-            early = core.startEarly(plain, delegate: delegate)
+            let early = core.startEarly(plain, delegate: delegate)
+            return try await run(
+                plainSerializer.request(from: plain), body: nil, delegate: delegate, early: early,
+                serializer: serializer)
         }
-        let request: URLRequest
-        do {
-            request = try Self.makeRequest(
-                method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
-        } catch {
-            if early != nil { delegate.exchange.cancel() }
-            throw error
-        }
-        return try await run(request, body: nil, delegate: delegate, early: early, serializer: serializer)
+        let request = try Self.makeRequest(
+            method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
+        return try await run(request, body: nil, delegate: delegate, early: nil, serializer: serializer)
     }
 
     /// Sends a prepared request and serializes the response with `serializer`.

@@ -233,8 +233,8 @@ final class SessionCore: TaskController {
                 outgoing.securityPolicy = try securityPolicies.policy(for: url)
                 delegate.touch()
                 response =
-                    if collect, let collecting = transport as? any CollectingTransport {
-                        try await collecting.collect(
+                    if collect {
+                        try await transport.collect(
                             outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
                     } else {
                         try await transport.send(outgoing)
@@ -449,7 +449,7 @@ final class SessionCore: TaskController {
     ///
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
-        guard configuration.urlCache == nil, let collecting = transport as? any CollectingTransport,
+        guard configuration.urlCache == nil,
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !invalidated.value
@@ -461,7 +461,7 @@ final class SessionCore: TaskController {
             method: plain.method.uppercased(), url: plain.url,
             headers: transportHeaders(plain.headerFields, url: plain.url, handlesCookies: plain.handlesCookies))
         outgoing.securityPolicy = policy
-        return try? collecting.startCollecting(
+        return try? transport.startCollecting(
             outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
     }
 
@@ -533,14 +533,15 @@ final class SessionCore: TaskController {
         if Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled { throw CancellationError() }
     }
 
-    /// Whether an `async` call's exchanges are collected whole by the transport (``CollectingTransport``): a data
+    /// Whether an `async` call's exchanges are collected whole by the transport
+    /// (``Transport/collect(_:cancellation:activity:)``): a data
     /// task with a small in-memory body or none, whose head and chunks nobody watches (no stream, download, progress
-    /// closures or per-chunk hooks), on a transport that can collect. The caller awaits the whole value anyway, so
+    /// closures or per-chunk hooks). The caller awaits the whole value anyway, so
     /// nothing is lost but what a task's observers could see mid-body: ``SessionTask/countOfBytesReceived`` moves
     /// once, at the end, and ``SessionTask/suspend()`` does not pause such a body. Tasks made by the factories and
     /// the callback methods always stream.
     private func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
-        guard transport is any CollectingTransport, task is DataTask, delegate.stream == nil,
+        guard task is DataTask, delegate.stream == nil,
             delegate.uploadProgressHandler == nil, delegate.downloadProgressHandler == nil,
             !Self.watchesExchanges(hooks), !delegate.isDownload
         else { return false }

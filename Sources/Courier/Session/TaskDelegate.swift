@@ -52,7 +52,7 @@ final class TaskDelegate: @unchecked Sendable {
     /// Where a streamed body goes instead of ``receivedData``.
     let stream: ChunkHandoff?
     let state = Locked(State())
-    /// Aborts the task's collected exchanges (see ``CollectingTransport``) on a timeout or ``SessionTask/cancel()``.
+    /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or ``SessionTask/cancel()``.
     let exchange = ExchangeCancellation()
 
     init(

@@ -1,4 +1,4 @@
-/// The response of an exchange a ``CollectingTransport`` has started: awaited once, after the caller has done
+/// The response of an exchange a transport has started with ``Transport/startCollecting(_:cancellation:activity:)``: awaited once, after the caller has done
 /// whatever it had to do while the request was on its way.
 ///
 /// The transport calls ``complete(_:)`` exactly once, from any thread; the session calls ``response()`` at most
@@ -6,7 +6,7 @@
 /// yet. The transport may also call ``headArrived()`` when the rest of a small response is bound to follow at once:
 /// a waiting caller then starts waking up while the transport finishes the exchange, and finds the result ready or
 /// waits again. Cancelling the awaiting Swift task cancels the exchange through its ``ExchangeCancellation``.
-final class CollectedResponse: Sendable {
+public final class CollectedResponse: Sendable {
     private struct State {
         var result: Result<TransportResponse, any Error>?
         /// The caller, suspended until the result (or an early head) arrives.
@@ -19,13 +19,17 @@ final class CollectedResponse: Sendable {
     /// Reports a request body sent whole (its length) once the response is in.
     private let sentBody: (length: Int64, progress: @Sendable (Int64) -> Void)?
 
-    init(cancellation: ExchangeCancellation, sentBody: (length: Int64, progress: @Sendable (Int64) -> Void)?) {
+    /// Creates the pending response of an exchange that `cancellation` aborts; `sentBody`, when given, reports a
+    /// request body of that length as sent once the response is in.
+    public init(
+        cancellation: ExchangeCancellation, sentBody: (length: Int64, progress: @Sendable (Int64) -> Void)? = nil
+    ) {
         self.cancellation = cancellation
         self.sentBody = sentBody
     }
 
     /// The transport's result: the response with its whole body, or a ``CourierError``. Later calls are ignored.
-    func complete(_ result: Result<TransportResponse, any Error>) {
+    public func complete(_ result: Result<TransportResponse, any Error>) {
         let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
             guard state.result == nil else { return nil }
             state.result = result
@@ -39,7 +43,7 @@ final class CollectedResponse: Sendable {
 
     /// The head of a small response is in and its body follows at once: wakes a waiting caller early, so its
     /// wake-up overlaps the rest of the exchange.
-    func headArrived() {
+    public func headArrived() {
         let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
             defer { state.waiter = nil }
             return state.waiter
@@ -48,7 +52,7 @@ final class CollectedResponse: Sendable {
     }
 
     /// Waits for the response. Call it once.
-    func response() async throws -> TransportResponse {
+    public func response() async throws -> TransportResponse {
         defer { cancellation.clear() }
         let result = await withTaskCancellationHandler {
             while true {

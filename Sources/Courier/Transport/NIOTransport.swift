@@ -15,7 +15,7 @@ import Tracing
 /// AsyncHTTPClient's defaults: see ``Configuration``.
 ///
 /// The underlying `HTTPClient` is shut down by ``shutdown()``, or, without waiting, when the transport is released.
-public final class NIOTransport: Transport, CollectingTransport {
+public final class NIOTransport: Transport {
     /// How the client connects.
     public struct Configuration: Sendable {
         /// How long establishing a connection (TCP and TLS) may take; default 10 s.
@@ -143,8 +143,8 @@ public final class NIOTransport: Transport, CollectingTransport {
     }
 
     /// Runs the whole exchange on AsyncHTTPClient's delegate API: the body is gathered on the connection's event loop
-    /// and the caller resumes once, at the end. See ``CollectingTransport``.
-    func collect(
+    /// and the caller resumes once, at the end. See ``Transport/collect(_:cancellation:activity:)``.
+    public func collect(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) async throws -> TransportResponse {
         if Task.isCancelled || cancellation.isCancelled {
@@ -155,8 +155,8 @@ public final class NIOTransport: Transport, CollectingTransport {
     }
 
     /// Starts the exchange now, unless the request must first wait for its origin's trust to be evaluated. See
-    /// ``CollectingTransport/startCollecting(_:cancellation:activity:)``.
-    func startCollecting(
+    /// ``Transport/startCollecting(_:cancellation:activity:)``.
+    public func startCollecting(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse? {
         guard try trustGate(for: request) == nil else { return nil }

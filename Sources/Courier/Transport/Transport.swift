@@ -17,6 +17,35 @@ public protocol Transport: Sendable {
     /// - Throws: ``CourierError`` (connection failures, timeouts, cancellation).
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
+    /// Runs a whole exchange and returns the response with its whole body as one chunk
+    /// (``DataChunks/whole`` is set).
+    ///
+    /// Sessions use it for the common task whose body nobody watches chunk by chunk: an `async` call whose caller
+    /// awaits the whole value anyway. Timeouts and ``SessionTask/cancel()`` reach the exchange through
+    /// `cancellation`, so the session needs no Swift task of its own and the call runs in its caller's task. The
+    /// default implementation runs ``send(_:)`` in a child task and gathers the body; a transport that can gather
+    /// where the bytes arrive (``NIOTransport`` does, on its event loop) implements it to save the hand-off per
+    /// chunk.
+    ///
+    /// - Parameters:
+    ///   - request: the request; its body, if any, is in memory (``RequestBody/data``).
+    ///   - cancellation: aborts the exchange from any thread; cancelling the awaiting Swift task does too.
+    ///   - activity: called whenever bytes arrive, for the session's idle timeout.
+    /// - Throws: ``CourierError``, as ``send(_:)`` does.
+    func collect(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) async throws -> TransportResponse
+
+    /// Starts ``collect(_:cancellation:activity:)``'s exchange at once and returns without waiting, so the session
+    /// can set its task up while the request is on its way; `nil` when the exchange cannot start without waiting
+    /// for something first, and then the session calls ``collect(_:cancellation:activity:)``. The default returns
+    /// `nil`.
+    ///
+    /// - Throws: ``CourierError`` when the request cannot be sent at all.
+    func startCollecting(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) throws -> CollectedResponse?
+
     /// Releases the transport's connections. Requests sent afterwards fail.
     func shutdown() async
 }
@@ -87,29 +116,40 @@ public struct TransportResponse: Sendable {
     }
 }
 
-/// A transport that can also run a whole exchange, gathering the body where it arrives, under an
-/// ``ExchangeCancellation``.
-///
-/// Sessions use it for the common task whose body nobody watches chunk by chunk: no hand-off per chunk, and,
-/// because timeouts and ``SessionTask/cancel()`` reach the exchange through `cancellation`, no Swift task of the
-/// session's own, so an `async` call runs in its caller's task.
-protocol CollectingTransport: Transport {
-    /// Sends `request` (whose body, if any, is in memory) and returns the response with its whole body as one chunk.
-    ///
-    /// - Parameters:
-    ///   - cancellation: aborts the exchange from any thread; cancelling the awaiting Swift task does too.
-    ///   - activity: called whenever bytes arrive, for the session's idle timeout.
-    /// - Throws: ``CourierError``, as ``Transport/send(_:)`` does.
-    func collect(
+extension Transport {
+    /// Sends `request` with ``send(_:)`` in a child task that `cancellation` can cancel, and gathers the body.
+    public func collect(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
-    ) async throws -> TransportResponse
+    ) async throws -> TransportResponse {
+        if Task.isCancelled || cancellation.isCancelled {
+            throw CourierError.cancelled(context: CourierError.Context())
+        }
+        let exchange = Task {
+            let response = try await send(request)
+            activity()
+            var gathered = Data()
+            var iterator = response.body.makeAsyncIterator()
+            while let chunk = try await iterator.next() {
+                activity()
+                gathered.append(chunk)
+            }
+            var collected = response
+            collected.body = DataChunks(gathered)
+            return collected
+        }
+        cancellation.onCancel { exchange.cancel() }
+        defer { cancellation.clear() }
+        return try await withTaskCancellationHandler {
+            try await exchange.value
+        } onCancel: {
+            exchange.cancel()
+        }
+    }
 
-    /// Starts ``collect(_:cancellation:activity:)``'s exchange at once and returns without waiting, so the caller can
-    /// do its own bookkeeping while the request is on its way; `nil` when the exchange cannot start without waiting
-    /// for something first (then call ``collect(_:cancellation:activity:)``).
-    ///
-    /// - Throws: ``CourierError`` when the request cannot be sent at all.
-    func startCollecting(
+    /// Returns `nil`: the exchange starts when the session calls ``collect(_:cancellation:activity:)``.
+    public func startCollecting(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
-    ) throws -> CollectedResponse?
+    ) throws -> CollectedResponse? {
+        nil
+    }
 }

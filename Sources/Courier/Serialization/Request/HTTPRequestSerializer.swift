@@ -138,6 +138,18 @@ public struct HTTPRequestSerializer: RequestSerializer {
 
     private func makeRequest(method: String, url: URL, urlString: @autoclosure () -> String) throws -> URLRequest {
         try Self.validate(url, urlString: urlString())
+        return emptyRequest(method: method, url: url)
+    }
+
+    /// The `URLRequest` that ``request(method:url:parameters:)`` would have made for the same call as `plain`,
+    /// made from `plain` without encoding the parameters again.
+    func request(from plain: PlainRequest) -> URLRequest {
+        var request = emptyRequest(method: plain.method, url: plain.url)
+        request.allHTTPHeaderFields = plain.headerFields
+        return request
+    }
+
+    private func emptyRequest(method: String, url: URL) -> URLRequest {
         var request = URLRequest(url: url)
         if method != "GET" { request.httpMethod = method }  // GET is a new request's method already
         if let timeoutInterval { request.timeoutInterval = timeoutInterval }
