@@ -276,7 +276,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let requestSerializer = requestSerializer
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
-            completionQueue: nil)
+            hopsToCompletionQueue: false)
         // A request without a body or headers of its own starts before its task and `URLRequest` are made, which
         // then overlaps the request's way out.
         // The `URLRequest` is then made from the same serialized request, not serialized again.
@@ -307,7 +307,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     ) async throws -> Response<Serializer.SerializedObject> {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
-            completion: nil, completionQueue: nil)
+            completion: nil, hopsToCompletionQueue: false)
         return try await run(request, body: body, delegate: delegate, early: nil, serializer: serializer)
     }
 

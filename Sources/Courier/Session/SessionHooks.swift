@@ -27,9 +27,28 @@ public struct SessionHooks: Sendable {
     /// Answers a `401` challenge (Basic or Digest). Default: ``AuthenticationDisposition/performDefaultHandling``,
     /// which answers with ``SessionConfiguration/credential`` once.
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+    /// Called once when the session has been invalidated and its last task has completed
+    /// (`setSessionDidBecomeInvalidBlock:`), with the error that invalidated it, if any; then
+    /// ``Foundation/Notification/Name/sessionDidInvalidate`` is posted.
+    public var sessionDidBecomeInvalid: (@Sendable ((any Error)?) -> Void)?
+    /// Decides whether to trust a server, instead of the session's ``SecurityPolicy``: given the host and the
+    /// certificate chain the server presented (DER, leaf first), before any byte of a request is sent. Called by
+    /// transports that can see the chain (``NIOTransport``); ``URLSessionTransport`` on Linux never sees one (see its
+    /// gaps), so there the hook is not called and the platform decides. Default: the security policy decides.
+    public var serverTrust: (@Sendable (_ host: String, _ certificates: [Data]) -> ServerTrustDisposition)?
 
     /// No hooks.
     public init() {}
+}
+
+/// How ``SessionHooks/serverTrust`` answers a server's certificate chain.
+public enum ServerTrustDisposition: Sendable, Hashable {
+    /// Let the session's ``SecurityPolicy`` decide, as without the hook.
+    case useSecurityPolicy
+    /// Trust the server.
+    case accept
+    /// Refuse the server: the request fails with ``CourierError/serverTrustEvaluationFailed(host:reason:)`` (-1202).
+    case reject
 }
 
 /// What to do with a response head (`NSURLSessionResponseDisposition`).

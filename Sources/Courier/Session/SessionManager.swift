@@ -55,8 +55,8 @@ open class SessionManager: @unchecked Sendable {
 
     /// The session-level hooks.
     public var hooks: SessionHooks {
-        get { core.settings.withLock { $0.hooks } }
-        set { core.settings.withLock { $0.hooks = newValue } }
+        get { core.events.hooks.value }
+        set { core.events.hooks.withLock { $0 = newValue } }
     }
 
     /// Serializes responses of tasks created from now on; default ``JSONResponseSerializer``.
@@ -201,7 +201,7 @@ open class SessionManager: @unchecked Sendable {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
-            completion: completionHandler, completionQueue: completionQueue ?? .main, destination: destination,
+            completion: completionHandler, hopsToCompletionQueue: true, destination: destination,
             downloadOptions: options)
         do {
             try openFile(delegate)
@@ -223,7 +223,7 @@ open class SessionManager: @unchecked Sendable {
         let task = DataStreamTask(request: request, controller: core, handoff: handoff)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
-            completion: completionHandler, completionQueue: completionQueue ?? .main, stream: handoff)
+            completion: completionHandler, hopsToCompletionQueue: true, stream: handoff)
         core.register(task, delegate: delegate)
         return task
     }
@@ -267,7 +267,7 @@ open class SessionManager: @unchecked Sendable {
     ) {
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
-            downloadProgress: downloadProgress, completion: completionHandler, completionQueue: completionQueue ?? .main
+            downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true
         )
         core.register(task, delegate: delegate)
     }
@@ -292,14 +292,25 @@ open class SessionManager: @unchecked Sendable {
         core.delegate(for: task)?.progressStream(upload: false) ?? AsyncStream { $0.finish() }
     }
 
-    /// Every task's resume, suspend and completion, as they happen, until the manager is invalidated.
+    /// Every task's resume, suspend and completion, as they happen, until the manager has been invalidated and its
+    /// last task has completed.
     public func events() -> AsyncStream<SessionEvent> {
-        core.events()
+        core.events.events()
     }
 
     /// Stops the manager: new tasks complete at once with a cancellation error, running tasks are cancelled when
     /// `cancelingTasks` is `true` and otherwise finish normally.
+    /// `cancelingTasks` is `true` and otherwise finish normally. Once the last task has completed, the
+    /// ``SessionHooks/sessionDidBecomeInvalid`` hook runs, ``Foundation/Notification/Name/sessionDidInvalidate`` is
+    /// posted, monitors hear of it and ``events()`` ends.
     public func invalidate(cancelingTasks: Bool) {
         core.invalidate(cancelingTasks: cancelingTasks)
+    }
+
+    /// ``invalidate(cancelingTasks:)``, then waits until the last task has completed and the invalidation has been
+    /// announced; every completion handler has then been called or is queued on ``completionQueue``.
+    public func invalidateAndWait(cancelingTasks: Bool) async {
+        core.invalidate(cancelingTasks: cancelingTasks)
+        await core.waitUntilInvalidated()
     }
 }

@@ -38,6 +38,11 @@ final class TaskDelegate: @unchecked Sendable {
         var timedOut = false
         /// The consumer of a streamed body has not asked for the next chunk: like a suspension, not idleness.
         var waitingForConsumer = false
+        /// When the task started, for its metrics.
+        var startDate: Date?
+        var redirectCount = 0
+        /// Requests sent: the first, and one per redirect, answered challenge or restarted download.
+        var exchangeCount = 0
     }
 
     let serializer: any ResponseSerializer
@@ -45,8 +50,9 @@ final class TaskDelegate: @unchecked Sendable {
     let uploadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let downloadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let completion: TaskCompletionHandler?
-    /// `nil`: run the completion where serialization ran (the async API's continuation needs no hop).
-    let completionQueue: DispatchQueue?
+    /// Whether the completion runs on the session's completion queue, read when the task completes (the callback
+    /// API); else where serialization ran (the async API's continuation needs no hop).
+    let hopsToCompletionQueue: Bool
     let destination: DownloadDestination?
     let downloadOptions: DownloadOptions
     /// Where a streamed body goes instead of ``receivedData``.
@@ -58,7 +64,7 @@ final class TaskDelegate: @unchecked Sendable {
     init(
         serializer: any ResponseSerializer, uploadBody: RequestBody?,
         uploadProgress: (@Sendable (TaskProgress) -> Void)?, downloadProgress: (@Sendable (TaskProgress) -> Void)?,
-        completion: TaskCompletionHandler?, completionQueue: DispatchQueue?,
+        completion: TaskCompletionHandler?, hopsToCompletionQueue: Bool,
         destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [], stream: ChunkHandoff? = nil
     ) {
         self.serializer = serializer
@@ -66,7 +72,7 @@ final class TaskDelegate: @unchecked Sendable {
         self.uploadProgressHandler = uploadProgress
         self.downloadProgressHandler = downloadProgress
         self.completion = completion
-        self.completionQueue = completionQueue
+        self.hopsToCompletionQueue = hopsToCompletionQueue
         self.destination = destination
         self.downloadOptions = downloadOptions
         self.stream = stream

@@ -107,7 +107,7 @@ struct EarlyStartTests {
         func delegate() -> TaskDelegate {
             TaskDelegate(
                 serializer: HTTPResponseSerializer(), uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
-                completion: nil, completionQueue: nil)
+                completion: nil, hopsToCompletionQueue: false)
         }
 
         let nio = HTTPSessionManager(baseURL: base, configuration: .ephemeral, transport: NIOTransport())

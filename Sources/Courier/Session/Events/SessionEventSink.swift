@@ -1,0 +1,139 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The one way a change in a session's tasks leaves the session.
+///
+/// The session hands each change to ``send(_:)`` exactly once, where it happens; the sink feeds everything that
+/// watches from there: the hooks that only watch (``SessionHooks/didReceiveData``, ``SessionHooks/didSendBodyData``,
+/// ``SessionHooks/didComplete``, ``SessionHooks/sessionDidBecomeInvalid``), AFNetworking's notifications,
+/// ``SessionManager/events()`` and the configuration's ``EventMonitor``s. Hooks that decide (redirects,
+/// challenges, response dispositions, caching) are read from ``hooks`` by the steps that ask them.
+///
+/// Hooks, notifications and streams run on the thread that sends the event; each monitor on its own queue.
+final class SessionEventSink: Sendable {
+    /// A change in a task or the session.
+    enum Event {
+        case created(SessionTask)
+        case resumed(SessionTask)
+        case suspended(SessionTask)
+        case cancelled(SessionTask)
+        case redirected(SessionTask, response: HTTPURLResponse, request: URLRequest)
+        case receivedResponse(SessionTask, ResponseHead)
+        case receivedData(SessionTask, Data)
+        case sentBodyData(SessionTask, bytes: Int64, total: Int64, expected: Int64)
+        case completed(SessionTask, TaskMetrics, error: (any Error)?)
+        /// The task's outcome, with the did-complete notification's user info.
+        case serialized(SessionTask, object: (any Sendable)?, error: (any Error)?, userInfo: [AnyHashable: Any])
+        case movedDownload(SessionTask)
+        case failedToMoveDownload(SessionTask, any Error)
+        case invalidated
+    }
+
+    private struct Monitor: Sendable {
+        let monitor: any EventMonitor
+        let queue: DispatchQueue
+    }
+
+    /// The session's hooks.
+    let hooks = Locked(SessionHooks())
+    private let monitors: [Monitor]
+    private let continuations = Locked([UUID: AsyncStream<SessionEvent>.Continuation]())
+
+    init(monitors: [any EventMonitor]) {
+        self.monitors = monitors.enumerated().map { index, monitor in
+            Monitor(monitor: monitor, queue: monitor.queue ?? DispatchQueue(label: "Courier.EventMonitor.\(index)"))
+        }
+    }
+
+    /// Whether anything watches response heads and body chunks, so the session must report them.
+    var watchesExchanges: Bool {
+        !monitors.isEmpty || hooks.withLock { $0.didReceiveData != nil || $0.didSendBodyData != nil }
+    }
+
+    /// Hands `event` to everything that watches it.
+    func send(_ event: Event) {
+        switch event {
+        case .created(let task):
+            toMonitors { $0.taskCreated(task) }
+        case .resumed(let task):
+            post(.taskDidResume, object: task, userInfo: nil)
+            yield(.didResume(task))
+            toMonitors { $0.taskResumed(task) }
+        case .suspended(let task):
+            post(.taskDidSuspend, object: task, userInfo: nil)
+            yield(.didSuspend(task))
+            toMonitors { $0.taskSuspended(task) }
+        case .cancelled(let task):
+            toMonitors { $0.taskCancelled(task) }
+        case .redirected(let task, let response, let request):
+            toMonitors { $0.task(task, willRedirectWith: response, to: request) }
+        case .receivedResponse(let task, let head):
+            guard !monitors.isEmpty, let response = head.response else { return }
+            toMonitors { $0.task(task, didReceiveResponse: response) }
+        case .receivedData(let task, let data):
+            hooks.withLock { $0.didReceiveData }?(task, data)
+            toMonitors { $0.task(task, didReceiveData: data) }
+        case .sentBodyData(let task, let bytes, let total, let expected):
+            hooks.withLock { $0.didSendBodyData }?(task, bytes, total, expected)
+            toMonitors {
+                $0.task(task, didSendBodyData: bytes, totalBytesSent: total, totalBytesExpectedToSend: expected)
+            }
+        case .completed(let task, let metrics, let error):
+            hooks.withLock { $0.didComplete }?(task, error)
+            toMonitors { $0.task(task, didCompleteWith: metrics, error: error) }
+        case .serialized(let task, let object, let error, let userInfo):
+            post(.taskDidComplete, object: task, userInfo: userInfo)
+            let result: Result<(any Sendable)?, any Error> = error.map { .failure($0) } ?? .success(object)
+            yield(.didComplete(task, result))
+            toMonitors { $0.task(task, didSerializeResponse: result) }
+        case .movedDownload(let task):
+            post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
+        case .failedToMoveDownload(let task, let error):
+            post(.downloadTaskDidFailToMoveFile, object: task, userInfo: [SessionNotificationKey.error: error])
+        case .invalidated:
+            hooks.withLock { $0.sessionDidBecomeInvalid }?(nil)
+            post(.sessionDidInvalidate, object: nil, userInfo: nil)
+            toMonitors { $0.sessionDidBecomeInvalid(error: nil) }
+            finishEvents()
+        }
+    }
+
+    /// Every task's resume, suspend and completion from now on, until the session is invalidated.
+    func events() -> AsyncStream<SessionEvent> {
+        let id = UUID()
+        return AsyncStream { continuation in
+            continuations.withLock { $0[id] = continuation }
+            continuation.onTermination = { [weak self] _ in
+                self?.continuations.withLock { _ = $0.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// Ends every stream ``events()`` gave out.
+    func finishEvents() {
+        let ended = continuations.withLock { state -> [AsyncStream<SessionEvent>.Continuation] in
+            defer { state = [:] }
+            return Array(state.values)
+        }
+        ended.forEach { $0.finish() }
+    }
+
+    private func post(_ name: Notification.Name, object: SessionTask?, userInfo: [AnyHashable: Any]?) {
+        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+    }
+
+    private func yield(_ event: SessionEvent) {
+        let open = continuations.withLock { $0.isEmpty ? [] : Array($0.values) }
+        for continuation in open { continuation.yield(event) }
+    }
+
+    private func toMonitors(_ call: @escaping @Sendable (any EventMonitor) -> Void) {
+        for entry in monitors {
+            let monitor = entry.monitor
+            entry.queue.async { call(monitor) }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The last step: the final response's head and body, handed to the task.
+extension TaskExchange {
+    /// Asks the did-receive-response hook, then reads the body into the task (memory, file or stream) and stores
+    /// the response in the cache when it may be.
+    func receive(_ response: TransportResponse, head: ResponseHead) async throws {
+        switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
+        case .allow: break
+        case .cancel: throw CancellationError()
+        case .becomeDownload: if !delegate.isDownload { try delegate.beginDownloadFile() }
+        }
+        core.events.send(.receivedResponse(task, head))
+        let length = head.contentLength
+        let alreadyThere = delegate.state.withLock { $0.resumeOffset }
+        // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
+        let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
+        delegate.expectDownload(total: request.httpMethod?.uppercased() == "HEAD" ? 0 : expected)
+        task.mutable.withLock { $0.bytesExpectedToReceive = expected }
+        if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
+        try await readBody(response.body)
+        try storeIfAllowed(head)
+    }
+
+    private func readBody(_ body: DataChunks) async throws {
+        if let whole = body.whole {
+            // Already in memory (a gathered body): one delivery, no iteration.
+            await task.waitWhileSuspended()
+            try core.checkCancellation(task, delegate: delegate)
+            if !whole.isEmpty { try await deliver(whole) }
+            return
+        }
+        var iterator = body.makeAsyncIterator()
+        while true {
+            await task.waitWhileSuspended()
+            try core.checkCancellation(task, delegate: delegate)
+            guard let chunk = try await iterator.next() else { break }
+            try await deliver(chunk)
+        }
+    }
+
+    /// Hands one chunk of the body to the delegate, the event sink and a streaming consumer.
+    private func deliver(_ chunk: Data) async throws {
+        try await delegate.didReceive(chunk)
+        task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
+        core.events.send(.receivedData(task, chunk))
+        guard let stream = delegate.stream else { return }
+        delegate.state.withLock { $0.waitingForConsumer = true }
+        defer {
+            delegate.state.withLock { state in
+                state.waitingForConsumer = false
+                state.lastActivity = .now  // the idle clock starts again when the consumer is back
+            }
+        }
+        try await stream.send(chunk)
+    }
+}

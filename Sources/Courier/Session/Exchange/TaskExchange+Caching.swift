@@ -1,0 +1,84 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The cache steps: answering from ``SessionConfiguration/urlCache`` before anything is sent, revalidating, and
+/// storing the final response, as ``HTTPCaching`` and the will-cache hook decide.
+extension TaskExchange {
+    /// Delivers a usable stored response and returns `true`; otherwise adds the validators of a revalidation to the
+    /// request and returns `false`.
+    ///
+    /// - Throws: a `resourceNotCached`-style failure when the cache policy forbids the network and nothing is stored.
+    mutating func answerFromCacheOrPrepareRevalidation() throws -> Bool {
+        cachePlan = plan()
+        switch cachePlan {
+        case .cached(let cached):
+            deliverCached(cached)
+            return true
+        case .miss:
+            throw CourierError.requestFailed(
+                underlyingError: ResourceNotCachedError(url: request.url),
+                context: CourierError.Context(request: request))
+        case .revalidate(_, let conditions):
+            for (name, value) in conditions where request.value(forHTTPHeaderField: name) == nil {
+                request.setValue(value, forHTTPHeaderField: name)
+                addedConditions.append(name)
+            }
+            return false
+        case .network:
+            return false
+        }
+    }
+
+    /// Delivers the stored response a `304` confirmed, and returns `true`.
+    func finishRevalidation(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
+        guard case .revalidate(let cached, _) = cachePlan, head.statusCode == 304 else { return false }
+        await Self.discard(response.body)
+        deliverCached(cached)
+        return true
+    }
+
+    /// Stores the final response, once its body is in, when the plan and the rules allow it and the will-cache hook
+    /// does not veto it.
+    func storeIfAllowed(_ head: ResponseHead) throws {
+        switch cachePlan {
+        case .network(store: true), .revalidate: break
+        default: return
+        }
+        let response = try Self.http(head)
+        guard let cache = core.configuration.urlCache, let dataTask = task as? DataTask,
+            HTTPCaching.isStorable(response, for: request)
+        else { return }
+        let proposed = CachedURLResponse(response: response, data: delegate.receivedData, storagePolicy: .allowed)
+        guard let chosen = hooks.willCacheResponse.map({ $0(dataTask, proposed) }) ?? proposed else { return }
+        cache.storeCachedResponse(chosen, for: request)
+    }
+
+    /// What the cache can do for this task: only `GET` data tasks whose body is collected take part.
+    private func plan() -> HTTPCaching.Plan {
+        guard let cache = core.configuration.urlCache, task is DataTask, delegate.stream == nil,
+            delegate.uploadBody == nil, !delegate.isDownload
+        else { return .network(store: false) }
+        let policy =
+            request.cachePolicy != .useProtocolCachePolicy
+            ? request.cachePolicy : core.configuration.requestCachePolicy
+        return HTTPCaching.plan(for: request, policy: policy, cache: cache)
+    }
+
+    /// Completes the exchange with a stored response, as if it had just arrived.
+    private func deliverCached(_ cached: CachedURLResponse) {
+        let response = cached.response as? HTTPURLResponse
+        let head = response.map(ResponseHead.init)
+        task.mutable.withLock { state in
+            state.response = head
+            state.bytesExpectedToReceive = Int64(cached.data.count)
+            state.bytesReceived = Int64(cached.data.count)
+        }
+        if let head { core.events.send(.receivedResponse(task, head)) }
+        delegate.expectDownload(total: Int64(cached.data.count))
+        delegate.didReceiveInMemory(cached.data)
+        core.events.send(.receivedData(task, cached.data))
+    }
+}

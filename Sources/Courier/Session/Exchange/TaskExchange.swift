@@ -1,0 +1,125 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One task's way through the network, from its first request to the body of its final response.
+///
+/// ``run(collect:)`` reads top to bottom as the steps a response goes through: each step that can answer it with
+/// another request (a redirect, a challenge, a download that cannot resume) returns whether it did, and the loop
+/// sends that request. Each step asks a pure decision beside it what to do (``RedirectPolicy``,
+/// ``Authentication``, ``HTTPCaching``, ``ResumeDecision``) and lives in its own file (`TaskExchange+Redirect`, …).
+struct TaskExchange {
+    let core: SessionCore
+    let task: SessionTask
+    let delegate: TaskDelegate
+    /// The hooks as they were when the task started.
+    let hooks: SessionHooks
+    let securityPolicies: SecurityPolicies
+    /// The request sent next.
+    var request: URLRequest
+    /// Its body: the upload's, or the request's `httpBody`; dropped by a redirect that changes the method.
+    var body: RequestBody?
+    /// The exchange already started for the first request, until it is awaited.
+    var early: CollectedResponse?
+    var cachePlan: HTTPCaching.Plan = .network(store: false)
+    /// The validators this session added for a revalidation, which a redirect takes away again.
+    var addedConditions: [String] = []
+    /// The method and URL of every request that redirected, to stop a loop.
+    var visited: Set<String> = []
+    var redirects = 0
+    var authenticationAttempts = 0
+
+    /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
+    /// ``SessionCore/collects(_:delegate:hooks:)``); with `early`, the first exchange is already under way.
+    static func run(
+        _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool, early: CollectedResponse?
+    ) async throws {
+        guard let request = task.originalRequest, request.url != nil else {
+            if early != nil { delegate.exchange.cancel() }
+            throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
+        }
+        var exchange = TaskExchange(core: core, task: task, delegate: delegate, request: request, early: early)
+        try await exchange.run(collect: collect)
+    }
+
+    private init(
+        core: SessionCore, task: SessionTask, delegate: TaskDelegate, request: URLRequest,
+        early: CollectedResponse?
+    ) {
+        self.core = core
+        self.task = task
+        self.delegate = delegate
+        self.request = request
+        self.early = early
+        body = delegate.uploadBody ?? request.httpBody.map { .data($0) }
+        hooks = core.hooks
+        securityPolicies = core.settings.withLock { $0.securityPolicies }
+    }
+
+    /// The request loop.
+    private mutating func run(collect: Bool) async throws {
+        defer {
+            if early != nil { delegate.exchange.cancel() }  // started but never awaited: nobody wants it
+        }
+        if try answerFromCacheOrPrepareRevalidation() { return }
+        while true {
+            try core.checkCancellation(task, delegate: delegate)
+            let (response, url) = try await send(collect: collect)
+            let head = ResponseHead(response)
+            task.mutable.withLock { $0.response = head }
+            core.storeCookies(from: response, for: request, url: url)
+            if try await followRedirect(response, head: head, url: url) { continue }
+            if try await answerChallenge(response, head: head, url: url) { continue }
+            if try await finishRevalidation(response, head: head) { return }
+            if try await retryIfResumeFails(response, head: head) { continue }
+            try await receive(response, head: head)
+            return
+        }
+    }
+
+    /// Sends ``request`` (or awaits the early exchange) and returns the response head with the body to read.
+    private mutating func send(collect: Bool) async throws -> (TransportResponse, URL) {
+        guard let url = request.url else { throw CourierError.invalidURL("") }
+        task.mutable.withLock { $0.currentRequest = request }
+        delegate.state.withLock { $0.exchangeCount += 1 }
+        let response: TransportResponse
+        if let started = early {
+            early = nil
+            delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
+            response = try await started.response()
+        } else {
+            try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
+            var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
+            outgoing.securityPolicy = try securityPolicies.policy(for: url)
+            delegate.touch()
+            response =
+                if collect {
+                    try await core.transport.collect(
+                        outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
+                } else {
+                    try await core.transport.send(outgoing)
+                }
+        }
+        delegate.touch()
+        return (response, url)
+    }
+
+    /// Foundation's form of the head, made only on the paths that hand it out or read more than the status.
+    static func http(_ head: ResponseHead) throws -> HTTPURLResponse {
+        guard let http = head.response else {
+            throw CourierError.badServerResponse(
+                reason: "the response head could not be read", underlyingError: nil, context: CourierError.Context())
+        }
+        return http
+    }
+
+    /// Reads and drops a body that is not delivered (a followed redirect, an answered challenge), so the connection
+    /// can be reused; stops after 1 MiB and lets the transport close the connection instead.
+    static func discard(_ body: DataChunks) async {
+        var iterator = body.makeAsyncIterator()
+        var remaining = 1 << 20
+        while remaining > 0, let chunk = try? await iterator.next() { remaining -= chunk.count }
+    }
+}

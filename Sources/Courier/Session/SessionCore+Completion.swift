@@ -1,0 +1,147 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Completing a task, exactly once: the error it ends with, serialization, and the one delivery path that
+/// completion handlers, the `async` API, notifications, ``SessionManager/events()`` and monitors share.
+extension SessionCore {
+    func context(for task: SessionTask, delegate: TaskDelegate) -> CourierError.Context {
+        CourierError.Context(
+            request: task.currentRequest, response: task.response,
+            data: delegate.isDownload ? nil : delegate.receivedData)
+    }
+
+    /// The ``CourierError`` a task that failed with `error` ends with, with its request, response and body.
+    func courierError(_ error: any Error, task: SessionTask, delegate: TaskDelegate) -> CourierError {
+        let context = context(for: task, delegate: delegate)
+        if delegate.state.withLock({ $0.timedOut }) { return .timedOut(context: context) }
+        if error is CancellationError { return .cancelled(context: context) }
+        guard let courier = error as? CourierError else {
+            if error is FileChangedError {
+                return .fileOperationFailed(
+                    reason: String(describing: error), underlyingError: error, context: context)
+            }
+            return .requestFailed(underlyingError: error, context: context)
+        }
+        return courier.withContext { existing in
+            if existing.request == nil { existing.request = context.request }
+            if existing.response == nil { existing.response = context.response }
+            if existing.data == nil { existing.data = context.data }
+        }
+    }
+
+    /// Completes a task of the callback API exactly once: serialization (in the runner, off the transport's
+    /// threads, as AFNetworking's processing queue is), the download's file, then ``deliver(_:delegate:object:error:userInfo:afterward:)``.
+    func finish(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
+        guard markCompleted(task, delegate: delegate, error: error) else { return }
+        delegate.stream?.finish(error)
+        if let error {
+            let isDownload = delegate.isDownload
+            delegate.abandonDownloadFile(request: task.currentRequest, response: task.response)
+            deliver(
+                task, delegate: delegate, object: nil, error: error, userInfo: isDownload ? [:] : responseData(delegate)
+            )
+            return
+        }
+        delegate.dropResumeDataRequest()
+        if delegate.stream != nil {
+            deliver(task, delegate: delegate, object: nil, error: nil, userInfo: [:])
+            return
+        }
+        if let temporaryURL = delegate.finishDownloadFile() {
+            finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+            return
+        }
+        let data = delegate.receivedData
+        do {
+            let object = try serialize(data, of: task, with: delegate.serializer)
+            deliver(task, delegate: delegate, object: object, error: nil, userInfo: responseData(delegate))
+        } catch {
+            // As AFNetworking does, an unacceptable status still hands over the body it could parse.
+            let failure = attachingRequest(of: task, to: error)
+            let parsed = (failure as? CourierError).flatMap { $0.errorCode == -1011 ? $0.serializedObject : nil }
+            deliver(task, delegate: delegate, object: parsed, error: failure, userInfo: responseData(delegate))
+        }
+    }
+
+    /// Serializes a body, making Foundation's `HTTPURLResponse` only when the serializer needs one: a
+    /// ``BodyOnlySerializer`` given a response it accepts parses the body alone. Any failure serializes again with
+    /// the response, so errors carry the same context either way.
+    func serialize<Serializer: ResponseSerializer>(
+        _ data: Data, of task: SessionTask, with serializer: Serializer
+    ) throws -> Serializer.SerializedObject {
+        if let head = task.head, let bodyOnly = serializer as? any BodyOnlySerializer,
+            let contentType = head.singleContentType,
+            bodyOnly.accepts(statusCode: head.statusCode, contentTypeHeader: contentType, hasBody: !data.isEmpty),
+            let value = try? serializer.serialize(response: nil, data: data)
+        {
+            return value
+        }
+        return try serializer.serialize(response: task.response, data: data)
+    }
+
+    /// Marks the task completed, takes it out of the map and sends the completed event with its metrics; `false`
+    /// (and nothing done) when it had already completed, so every path completes a task exactly once.
+    func markCompleted(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) -> Bool {
+        guard task.markCompleted(error: error) else { return false }
+        unregister(task)
+        events.send(.completed(task, metrics(of: task, delegate: delegate), error: error))
+        return true
+    }
+
+    /// Hands a completed task's object or error out: progress ends, the completion handler runs (for the callback
+    /// API, on ``Settings/completionQueue`` as it is now, inside the completion group), then the did-complete
+    /// notification, ``SessionManager/events()`` and monitors get it; `afterward` runs once all of that is done.
+    func deliver(
+        _ task: SessionTask, delegate: TaskDelegate, object: (any Sendable)?, error: (any Error)?,
+        userInfo: [String: any Sendable], afterward: (@Sendable () -> Void)? = nil
+    ) {
+        delegate.finishProgress(succeeded: error == nil)
+        let complete: @Sendable () -> Void = {
+            delegate.completion?(task.response, object, error)
+            var info = Self.completionInfo(
+                serializer: delegate.serializer, object: object, error: error, room: userInfo.count)
+            for (key, value) in userInfo { info[key] = value }
+            self.events.send(.serialized(task, object: object, error: error, userInfo: info))
+            afterward?()
+        }
+        guard delegate.hopsToCompletionQueue else { return complete() }
+        let (queue, group) = settings.withLock { ($0.completionQueue ?? .main, $0.completionGroup) }
+        queue.async(group: group ?? Self.defaultCompletionGroup, execute: complete)
+    }
+
+    /// The response body for the did-complete notification's user info.
+    func responseData(_ delegate: TaskDelegate) -> [String: any Sendable] {
+        [SessionNotificationKey.responseData: delegate.receivedData]
+    }
+
+    /// A serializer's error with the request it answered attached.
+    func attachingRequest(of task: SessionTask, to error: any Error) -> any Error {
+        (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
+    }
+
+    private func metrics(of task: SessionTask, delegate: TaskDelegate) -> TaskMetrics {
+        let end = Date()
+        let (start, redirects, exchanges) = delegate.state.withLock {
+            ($0.startDate ?? end, $0.redirectCount, $0.exchangeCount)
+        }
+        return TaskMetrics(
+            taskInterval: DateInterval(start: min(start, end), end: end), redirectCount: redirects,
+            exchangeCount: exchanges, countOfBytesSent: task.countOfBytesSent,
+            countOfBytesReceived: task.countOfBytesReceived)
+    }
+
+    /// The did-complete notification's user info, with `room` for more keys. Built as the type NotificationCenter
+    /// takes, so posting converts nothing.
+    private static func completionInfo(
+        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, room: Int
+    ) -> [AnyHashable: Any] {
+        var info: [AnyHashable: Any] = Dictionary(minimumCapacity: room + 2)
+        info[SessionNotificationKey.responseSerializer] = serializer
+        if let error { info[SessionNotificationKey.error] = error }
+        if let object, error == nil { info[SessionNotificationKey.serializedResponse] = object }
+        return info
+    }
+}

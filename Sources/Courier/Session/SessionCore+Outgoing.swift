@@ -1,0 +1,95 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What goes out: the transport request made from a task's `URLRequest` (headers, cookies, upload progress), the
+/// early start of a plain request, and the cookies that come back.
+extension SessionCore {
+    /// Starts a plain request's exchange before its task is set up, so that the task's bookkeeping overlaps the
+    /// request's way out; `nil` when the session would not collect its body anyway (see
+    /// ``collects(_:delegate:hooks:)``), when it needs the cache, or when the transport cannot start at once. The
+    /// request goes out exactly as ``makeTransportRequest(_:url:body:task:delegate:)`` would send it; any error is
+    /// left to the normal path to report.
+    ///
+    /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
+    func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
+        guard configuration.urlCache == nil,
+            URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
+            !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
+            !isInvalidated, !Self.watchesExchanges(hooks),
+            let policy = try? settings.withLock({ $0.securityPolicies }).policy(for: plain.url)
+        else { return nil }
+        var outgoing = TransportRequest(
+            method: plain.method.uppercased(), url: plain.url,
+            headers: transportHeaders(plain.headerFields, url: plain.url, handlesCookies: plain.handlesCookies))
+        outgoing.securityPolicy = policy
+        return try? transport.startCollecting(
+            outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
+    }
+
+    /// The transport request for `request` to `url` with `body`; notes the upload's size and reports its progress
+    /// to the task, its delegate and the event sink.
+    func makeTransportRequest(
+        _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate
+    ) -> TransportRequest {
+        let fields = request.allHTTPHeaderFields ?? [:]
+        let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
+        let headers = transportHeaders(fields, url: url, handlesCookies: request.httpShouldHandleCookies)
+        let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
+        delegate.expectUpload(total: total)
+        task.mutable.withLock { $0.bytesExpectedToSend = total }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard body != nil else { return TransportRequest(method: method, url: url, headers: headers) }
+        let sent = Locked(Int64(0))
+        let events = events
+        return TransportRequest(
+            method: method, url: url, headers: headers, body: body,
+            bodyProgress: { [weak task] totalSent in
+                guard let task else { return }
+                let step = sent.withLock { previous -> Int64 in
+                    defer { previous = totalSent }
+                    return totalSent - previous
+                }
+                guard step > 0 else { return }
+                task.mutable.withLock { $0.bytesSent = totalSent }
+                delegate.didSend(totalBytesSent: totalSent)
+                events.send(.sentBodyData(task, bytes: step, total: totalSent, expected: total))
+            })
+    }
+
+    /// The header fields a request goes out with: its own (sorted by name, since Foundation hands them out in no
+    /// order), the configuration's additional ones it lacks and the cookies stored for `url`; never a framing field.
+    private func transportHeaders(_ fields: [String: String], url: URL, handlesCookies: Bool) -> HTTPHeaders {
+        var headers = HTTPHeaders(
+            fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaders.Field(name: $0.key, value: $0.value) })
+        for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
+            headers[field.name] = field.value
+        }
+        if configuration.httpShouldSetCookies, handlesCookies, headers["Cookie"] == nil,
+            let storage = configuration.httpCookieStorage, let cookies = storage.cookies(for: url), !cookies.isEmpty
+        {
+            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { headers[name] = value }
+        }
+        headers["Content-Length"] = nil
+        headers["Transfer-Encoding"] = nil
+        return headers
+    }
+
+    /// Stores the response's cookies, when the configuration and the request handle cookies.
+    func storeCookies(from response: TransportResponse, for request: URLRequest, url: URL) {
+        guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
+            let storage = configuration.httpCookieStorage
+        else { return }
+        for value in response.headers.values(for: "Set-Cookie") {
+            let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
+            storage.setCookies(cookies, for: url, mainDocumentURL: nil)
+        }
+    }
+
+    /// Throws `CancellationError` once the task, its Swift task or its exchanges were cancelled.
+    func checkCancellation(_ task: SessionTask, delegate: TaskDelegate) throws {
+        if Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled { throw CancellationError() }
+    }
+}

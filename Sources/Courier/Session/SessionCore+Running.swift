@@ -1,0 +1,116 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Running a task: in a runner task of its own (the factories and callbacks), or in the caller's task (the `async`
+/// API).
+extension SessionCore {
+    func run(_ task: SessionTask, delegate: TaskDelegate) async {
+        do {
+            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, early: nil)
+            finish(task, delegate: delegate, error: nil)
+        } catch {
+            finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
+        }
+    }
+
+    /// Runs a task for the `async` API and returns the typed result: serialization with the concrete serializer,
+    /// and no completion handler, queue hop or type-erased cast. The task still goes through the session's map,
+    /// hooks, timeouts, notifications and events like any other.
+    ///
+    /// - Parameter early: the exchange ``startEarly(_:delegate:)`` started for the task, if it did.
+    func runTyped<Serializer: ResponseSerializer>(
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, early: CollectedResponse? = nil
+    ) async throws -> (Serializer.SerializedObject, Data) {
+        if early != nil || collects(task, delegate: delegate, hooks: hooks) {
+            // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
+            // runner task and no hop to one.
+            task.attachRunner { delegate.exchange.cancel() }
+            return try await withTaskCancellationHandler {
+                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true, early: early)
+            } onCancel: {
+                task.cancel()
+            }
+        }
+        let runner = Task {
+            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false, early: nil)
+        }
+        task.attachRunner { runner.cancel() }
+        return try await withTaskCancellationHandler {
+            try await runner.value
+        } onCancel: {
+            runner.cancel()
+            task.cancel()
+        }
+    }
+
+    private func runTypedBody<Serializer: ResponseSerializer>(
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool,
+        early: CollectedResponse?
+    ) async throws -> (Serializer.SerializedObject, Data) {
+        let started = task.mutable.withLock { state -> Bool in
+            guard state.state == .suspended, !state.started else { return false }
+            state.state = .running
+            state.started = true
+            return true
+        }
+        guard started else {
+            if early != nil { delegate.exchange.cancel() }
+            throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
+        }
+        events.send(.resumed(task))  // armTimeouts notes the activity
+        armTimeouts(for: task, delegate: delegate)
+        var failure: (any Error)?
+        do {
+            try await TaskExchange.run(task, delegate: delegate, in: self, collect: collect, early: early)
+        } catch {
+            failure = courierError(error, task: task, delegate: delegate)
+        }
+        let outcome: Result<(Serializer.SerializedObject, Data), any Error>
+        if let failure {
+            outcome = .failure(failure)
+        } else {
+            let data = delegate.receivedData
+            do {
+                outcome = .success((try serialize(data, of: task, with: serializer), data))
+            } catch {
+                outcome = .failure(attachingRequest(of: task, to: error))
+            }
+        }
+        if markCompleted(task, delegate: delegate, error: failure) {
+            switch outcome {
+            case .success(let value):
+                deliver(task, delegate: delegate, object: value.0, error: nil, userInfo: responseData(delegate))
+            case .failure(let error):
+                deliver(task, delegate: delegate, object: nil, error: error, userInfo: responseData(delegate))
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Whether an `async` call's exchanges are collected whole by the transport
+    /// (``Transport/collect(_:cancellation:activity:)``): a data task with a small in-memory body or none, whose
+    /// head and chunks nobody watches (no stream, download, progress closures or per-chunk hooks). The caller awaits
+    /// the whole value anyway, so nothing is lost but what a task's observers could see mid-body:
+    /// ``SessionTask/countOfBytesReceived`` moves once, at the end, ``SessionTask/suspend()`` does not pause such a
+    /// body, and event monitors see the body as one chunk. Tasks made by the factories and the callback methods
+    /// always stream.
+    func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
+        guard task is DataTask, delegate.stream == nil, delegate.uploadProgressHandler == nil,
+            delegate.downloadProgressHandler == nil, !Self.watchesExchanges(hooks), !delegate.isDownload
+        else { return false }
+        guard let body = delegate.uploadBody ?? task.originalRequest?.httpBody.map({ .data($0) }) else { return true }
+        return (body.data?.count ?? .max) <= Self.largestCollectedUpload
+    }
+
+    /// Whether a hook watches an exchange as it goes (its head, its body's chunks, its upload's progress), which a
+    /// collected exchange could not show it.
+    static func watchesExchanges(_ hooks: SessionHooks) -> Bool {
+        hooks.didReceiveResponse != nil || hooks.didReceiveData != nil || hooks.didSendBodyData != nil
+    }
+
+    /// Larger bodies are streamed, with progress as they go.
+    static let largestCollectedUpload = 64 * 1024
+}

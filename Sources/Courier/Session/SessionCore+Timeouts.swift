@@ -1,0 +1,81 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Timeouts: the request (idle) timeout and the resource timeout of every running task, enforced by one sweeper
+/// per session.
+extension SessionCore {
+    /// Arms the task's timeouts, notes its start, and makes sure the sweeper that enforces them is running.
+    func armTimeouts(for task: SessionTask, delegate: TaskDelegate) {
+        let requestTimeout = task.originalRequest.map(requestTimeout(for:)) ?? configuration.timeoutIntervalForRequest
+        delegate.state.withLock { state in
+            state.lastActivity = .now
+            state.idleTimeout = CheckedConversion.duration(requestTimeout)
+            state.resourceDeadline = .now + CheckedConversion.duration(configuration.timeoutIntervalForResource)
+            if state.startDate == nil { state.startDate = Date() }
+        }
+        let startSweeper = sweeperRunning.withLock { running -> Bool in
+            defer { running = true }
+            return !running
+        }
+        if startSweeper { Task { await self.sweepTimeouts() } }
+    }
+
+    /// One loop per session, instead of a timer per task: it wakes at the nearest deadline (at least every
+    /// 250 ms), cancels the runners of tasks that waited too long for bytes or ran out of time, and stops when no
+    /// task is left. A suspended task does not time out while it is suspended.
+    private func sweepTimeouts() async {
+        while true {
+            let now = ContinuousClock.now
+            var nearest = now + .milliseconds(250)
+            let running = entries.withLock { entries in entries.values.filter { $0.task.state != .completed } }
+            if running.isEmpty {
+                let stop = sweeperRunning.withLock { running -> Bool in
+                    // A task registered since the snapshot keeps the sweeper alive.
+                    let idle = entries.withLock { $0.isEmpty }
+                    if idle { running = false }
+                    return idle
+                }
+                if stop { return }
+            }
+            for entry in running {
+                if let deadline = expire(entry, now: now) {
+                    nearest = min(nearest, deadline)
+                } else {
+                    entry.task.cancelExecution()
+                }
+            }
+            try? await Task.sleep(until: nearest, clock: .continuous)
+        }
+    }
+
+    /// Marks the entry's task timed out and returns `nil` when a deadline has passed; else its nearest deadline.
+    private func expire(_ entry: Entry, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        let suspended = entry.task.state == .suspended
+        return entry.delegate.state.withLock { state -> ContinuousClock.Instant? in
+            guard let idle = state.idleTimeout, let resourceDeadline = state.resourceDeadline else {
+                return now + .seconds(3600)
+            }
+            if suspended || state.waitingForConsumer { state.lastActivity = now }
+            let deadline = min(state.lastActivity + idle, resourceDeadline)
+            guard now < deadline else {
+                state.timedOut = true
+                return nil
+            }
+            return deadline
+        }
+    }
+
+    /// A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
+    private func requestTimeout(for request: URLRequest) -> TimeInterval {
+        request.timeoutInterval != Self.defaultRequestTimeout
+            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+    }
+
+    private static let defaultRequestTimeout: TimeInterval = {
+        guard let url = URL(string: "http://localhost") else { return 60 }
+        return URLRequest(url: url).timeoutInterval
+    }()
+}
