@@ -106,6 +106,7 @@ extension SessionCore {
             for (key, value) in userInfo { info[key] = value }
             self.events.send(.serialized(task, object: object, error: error, userInfo: info))
             afterward?()
+            self.delivered(task)
         }
         guard delegate.hopsToCompletionQueue else { return complete() }
         let (queue, group) = settings.withLock { ($0.completionQueue ?? .main, $0.completionGroup) }

@@ -28,6 +28,8 @@ final class SessionCore: TaskController {
     struct Invalidation {
         var invalidated = false
         var announced = false
+        /// Tasks completed whose outcome is still being handed out: the invalidation waits for them.
+        var delivering = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -39,6 +41,12 @@ final class SessionCore: TaskController {
     let events: SessionEventSink
     let invalidation = Locked(Invalidation())
     let sweeperRunning = Locked(false)
+    /// The manager, the object of ``Foundation/Notification/Name/sessionDidInvalidate``.
+    let owner = Locked(Owner())
+
+    struct Owner {
+        weak var manager: SessionManager?
+    }
 
     /// Completion handlers without a completion group use this one (`url_session_manager_completion_group`).
     static let defaultCompletionGroup = DispatchGroup()
@@ -74,13 +82,16 @@ final class SessionCore: TaskController {
         entries.withLock { $0.values.map(\.task) }.sorted { $0.taskIdentifier < $1.taskIdentifier }
     }
 
-    /// Takes a completed task out of the map, and announces the invalidation it may complete.
+    /// Takes a completed task out of the map; its outcome is being delivered until ``delivered(_:)``.
     func unregister(_ task: SessionTask) {
-        let empty = entries.withLock { entries -> Bool in
-            entries.removeValue(forKey: task.taskIdentifier)
-            return entries.isEmpty
-        }
-        if empty { announceInvalidationIfDone() }
+        invalidation.withLock { $0.delivering += 1 }
+        entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    /// Notes that a completed task's outcome has been handed out, and announces the invalidation it may complete.
+    func delivered(_ task: SessionTask) {
+        invalidation.withLock { $0.delivering -= 1 }
+        announceInvalidationIfDone()
     }
 
     // MARK: TaskController
@@ -139,13 +150,15 @@ final class SessionCore: TaskController {
 
     private func announceInvalidationIfDone() {
         let waiters = invalidation.withLock { state -> [CheckedContinuation<Void, Never>]? in
-            guard state.invalidated, !state.announced, entries.withLock({ $0.isEmpty }) else { return nil }
+            guard state.invalidated, !state.announced, state.delivering == 0, entries.withLock({ $0.isEmpty }) else {
+                return nil
+            }
             state.announced = true
             defer { state.waiters = [] }
             return state.waiters
         }
         guard let waiters else { return }
-        events.send(.invalidated)
+        events.send(.invalidated(owner.withLock { $0.manager }))
         waiters.forEach { $0.resume() }
     }
 }

@@ -36,6 +36,7 @@ open class SessionManager: @unchecked Sendable {
     ///   - transport: ``NIOTransport`` by default on Linux, ``URLSessionTransport`` on Apple platforms.
     public init(configuration: SessionConfiguration = .default, transport: (any Transport)? = nil) {
         core = SessionCore(transport: transport ?? Self.defaultTransport(), configuration: configuration)
+        core.owner.withLock { $0.manager = self }
     }
 
     deinit {

@@ -116,15 +116,16 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Cancels the task: it completes with ``CourierError/cancelled(context:)`` (code -999), even if it was never
     /// resumed. Does nothing once the task is canceling or completed.
     public func cancel() {
-        let neverStarted =
-            mutable.withLock { state -> Bool? in
-                guard state.state == .suspended || state.state == .running else { return nil }
-                state.state = .canceling
-                let waiting = state.gate
-                state.gate = []
-                waiting.forEach { $0.resume() }
-                return !state.started
-            } ?? false
+        let neverStarted = mutable.withLock { state -> Bool? in
+            guard state.state == .suspended || state.state == .running else { return nil }
+            state.state = .canceling
+            let waiting = state.gate
+            state.gate = []
+            waiting.forEach { $0.resume() }
+            return !state.started
+        }
+        guard let neverStarted else { return }
+        controller?.taskDidChangeState(self, to: .canceling)
         cancelExecution()
         if neverStarted { controller?.cancelBeforeStart(self) }
     }

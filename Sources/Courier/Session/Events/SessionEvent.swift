@@ -23,7 +23,7 @@ extension Notification.Name {
     /// in the user info.
     public static let taskDidComplete = Notification.Name("com.alamofire.networking.task.complete")
     /// Posted once when a session has been invalidated and its last task has completed
-    /// (`AFURLSessionDidInvalidateNotification`); the object is `nil`.
+    /// (`AFURLSessionDidInvalidateNotification`); the object is the ``SessionManager``, or `nil` once it was released.
     public static let sessionDidInvalidate = Notification.Name("com.alamofire.networking.session.invalidate")
     /// Posted when a download's file was moved to its destination; the object is the task.
     public static let downloadTaskDidMoveFileSuccessfully = Notification.Name(

@@ -29,7 +29,8 @@ final class SessionEventSink: Sendable {
         case serialized(SessionTask, object: (any Sendable)?, error: (any Error)?, userInfo: [AnyHashable: Any])
         case movedDownload(SessionTask)
         case failedToMoveDownload(SessionTask, any Error)
-        case invalidated
+        /// The session was invalidated and its last task delivered; the manager, while it exists.
+        case invalidated(SessionManager?)
     }
 
     private struct Monitor: Sendable {
@@ -93,9 +94,9 @@ final class SessionEventSink: Sendable {
             post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
         case .failedToMoveDownload(let task, let error):
             post(.downloadTaskDidFailToMoveFile, object: task, userInfo: [SessionNotificationKey.error: error])
-        case .invalidated:
+        case .invalidated(let manager):
             hooks.withLock { $0.sessionDidBecomeInvalid }?(nil)
-            post(.sessionDidInvalidate, object: nil, userInfo: nil)
+            NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
             toMonitors { $0.sessionDidBecomeInvalid(error: nil) }
             finishEvents()
         }
