@@ -43,6 +43,10 @@ public struct SecurityPolicy: Sendable, Hashable {
     public var additionalTrustedCertificates: Set<Data>
     /// The certificate Courier presents when the server asks for one (mutual TLS). Not in AFNetworking.
     public var clientCertificate: ClientCertificate?
+    /// Decides instead of the rest of the policy when set: given the host and the chain, it accepts, rejects, or
+    /// lets the policy decide. Sessions set it from ``SessionHooks/serverTrust``; transports that cannot see the
+    /// chain ignore it. Not in AFNetworking's policy (its session-level challenge block plays this part).
+    public var serverTrustHook: ServerTrustHook?
 
     /// AFNetworking's default policy: no pinning, the system's trust, the host name checked.
     public static let `default` = SecurityPolicy(pinningMode: .none)
@@ -63,6 +67,7 @@ public struct SecurityPolicy: Sendable, Hashable {
         self.validatesDomainName = true
         self.additionalTrustedCertificates = []
         self.clientCertificate = nil
+        self.serverTrustHook = nil
     }
 
     /// A public-key policy pinning SHA-256 digests of SubjectPublicKeyInfo given in base64, as
@@ -97,7 +102,11 @@ public struct SecurityPolicy: Sendable, Hashable {
 
     /// Like ``evaluate(_:forDomain:)``, with the reason for a refusal (e.g. which pins did not match).
     public func evaluation(of trust: ServerTrust, forDomain domain: String?) -> TrustEvaluation {
-        TrustEvaluator(policy: self, trust: trust, domain: domain).run()
+        switch serverTrustHook?.decide(domain ?? "", trust.certificateChain) ?? .useSecurityPolicy {
+        case .accept: return .trusted
+        case .reject: return .refused("the server-trust hook rejected the server")
+        case .useSecurityPolicy: return TrustEvaluator(policy: self, trust: trust, domain: domain).run()
+        }
     }
 }
 

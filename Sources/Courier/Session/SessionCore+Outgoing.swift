@@ -19,7 +19,7 @@ extension SessionCore {
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !isInvalidated, !Self.watchesExchanges(hooks),
-            let policy = try? settings.withLock({ $0.securityPolicies }).policy(for: plain.url)
+            let policy = try? securityPolicy(for: plain.url)
         else { return nil }
         var outgoing = TransportRequest(
             method: plain.method.uppercased(), url: plain.url,

@@ -41,6 +41,8 @@ final class SessionCore: TaskController {
     let events: SessionEventSink
     let invalidation = Locked(Invalidation())
     let sweeperRunning = Locked(false)
+    /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
+    let serverTrustHook = Locked<ServerTrustHook?>(nil)
     /// The manager, the object of ``Foundation/Notification/Name/sessionDidInvalidate``.
     let owner = Locked(Owner())
 
@@ -59,6 +61,20 @@ final class SessionCore: TaskController {
 
     /// The session's hooks, as of this call.
     var hooks: SessionHooks { events.hooks.value }
+
+    /// Replaces the hooks; a server-trust hook is wrapped once here, so that every request carries the same one.
+    func setHooks(_ hooks: SessionHooks) {
+        events.hooks.withLock { $0 = hooks }
+        serverTrustHook.withLock { $0 = hooks.serverTrust.map(ServerTrustHook.init) }
+    }
+
+    /// The policy a request to `url` must pass: the session's for its host, decided by the server-trust hook when
+    /// there is one.
+    func securityPolicy(for url: URL) throws -> SecurityPolicy {
+        var policy = try settings.withLock { $0.securityPolicies }.policy(for: url)
+        if url.scheme?.lowercased() == "https", let hook = serverTrustHook.value { policy.serverTrustHook = hook }
+        return policy
+    }
 
     var isInvalidated: Bool { invalidation.withLock { $0.invalidated } }
 

@@ -41,16 +41,6 @@ public struct SessionHooks: Sendable {
     public init() {}
 }
 
-/// How ``SessionHooks/serverTrust`` answers a server's certificate chain.
-public enum ServerTrustDisposition: Sendable, Hashable {
-    /// Let the session's ``SecurityPolicy`` decide, as without the hook.
-    case useSecurityPolicy
-    /// Trust the server.
-    case accept
-    /// Refuse the server: the request fails with ``CourierError/serverTrustEvaluationFailed(host:reason:)`` (-1202).
-    case reject
-}
-
 /// What to do with a response head (`NSURLSessionResponseDisposition`).
 public enum ResponseDisposition: Sendable, Hashable {
     /// Read the body as planned.

@@ -57,7 +57,7 @@ open class SessionManager: @unchecked Sendable {
     /// The session-level hooks.
     public var hooks: SessionHooks {
         get { core.events.hooks.value }
-        set { core.events.hooks.withLock { $0 = newValue } }
+        set { core.setHooks(newValue) }
     }
 
     /// Serializes responses of tasks created from now on; default ``JSONResponseSerializer``.

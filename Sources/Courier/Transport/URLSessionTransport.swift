@@ -128,6 +128,8 @@ public final class URLSessionTransport: Transport {
     ///   temporary file for a streamed body cannot be written, the body's own error (as `.requestFailed`) when it
     ///   cannot be read, and the mapped `URLError` otherwise.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var request = request
+        request.securityPolicy.serverTrustHook = nil  // never called here: see SessionHooks.serverTrust
         #if !canImport(Darwin)
             // FoundationNetworking delivers no server-trust challenge: fail closed rather than ignore the policy.
             if request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault {

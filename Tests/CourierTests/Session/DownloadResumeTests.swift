@@ -27,8 +27,7 @@ struct DownloadResumeTests {
     }
 
     static func randomData(count: Int, seed: UInt64) -> Data {
-        var generator = SeededGenerator(seed: seed)
-        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        TestBytes.random(count: count, seed: seed)
     }
 
     static func sha256(_ data: Data) -> String {
@@ -173,7 +172,7 @@ struct DownloadResumeTests {
         let (finished, destination) = await resume(manager, resumeData)
         #expect(finished.error == nil)
         #expect(finished.response?.statusCode == 206)
-        let expected = Data((0..<102_400).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+        let expected = TestBytes.periodic(count: 102_400, period: 26) { UInt8(ascii: "a") + UInt8($0 % 26) }
         #expect(Self.sha256(try Data(contentsOf: destination)) == Self.sha256(expected))
         try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
     }

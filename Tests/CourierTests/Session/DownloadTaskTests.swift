@@ -18,7 +18,7 @@ struct DownloadTaskTests {
         var existedDuringCompletion: Bool
     }
 
-    let body = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let body = TestBytes.periodic(count: 100_000) { UInt8(truncatingIfNeeded: $0 &* 7) }
 
     func folder() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("courier-download-\(UUID().uuidString)")

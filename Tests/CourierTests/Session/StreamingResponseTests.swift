@@ -49,7 +49,7 @@ struct StreamingResponseTests {
 
     @Test(arguments: transports)
     func aPausedConsumerStopsTheDownload(transport: String) async throws {
-        let body = Data((0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let body = TestBytes.periodic(count: 8 << 20) { UInt8(truncatingIfNeeded: $0 &* 31) }
         let server = try await RangeServer.start(body, chunkSize: 64 * 1024)
         defer { Task { try await server.stop() } }
         let manager = manager(transport)

@@ -22,9 +22,7 @@ struct UploadIntegrationTests {
 
     /// ASCII text, so httpbin echoes a file part as-is rather than as a base64 data URL.
     static func text(count: Int, seed: UInt64) -> Data {
-        var generator = SeededGenerator(seed: seed)
-        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
-        return Data((0..<count).map { _ in letters[Int(generator.next() % UInt64(letters.count))] })
+        TestBytes.text(count: count, seed: seed)
     }
 
     static func scratchFile(_ name: String, contents: Data) throws -> URL {

@@ -102,7 +102,7 @@ import Testing
     @Test(arguments: USTTransportKind.allCases)
     func postEchoFromFileSendsContentLengthAndReportsProgress(_ kind: USTTransportKind) async throws {
         let size = 3 * 1024 * 1024 + 17
-        let payload = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 % 253) })
+        let payload = TestBytes.periodic(count: size, period: 253) { UInt8(truncatingIfNeeded: $0 % 253) }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ust-upload-\(UUID().uuidString)")
         try payload.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

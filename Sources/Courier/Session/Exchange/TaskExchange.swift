@@ -16,7 +16,6 @@ struct TaskExchange {
     let delegate: TaskDelegate
     /// The hooks as they were when the task started.
     let hooks: SessionHooks
-    let securityPolicies: SecurityPolicies
     /// The request sent next.
     var request: URLRequest
     /// Its body: the upload's, or the request's `httpBody`; dropped by a redirect that changes the method.
@@ -55,7 +54,6 @@ struct TaskExchange {
         self.early = early
         body = delegate.uploadBody ?? request.httpBody.map { .data($0) }
         hooks = core.hooks
-        securityPolicies = core.settings.withLock { $0.securityPolicies }
     }
 
     /// The request loop.
@@ -92,7 +90,7 @@ struct TaskExchange {
         } else {
             try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
             var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
-            outgoing.securityPolicy = try securityPolicies.policy(for: url)
+            outgoing.securityPolicy = try core.securityPolicy(for: url)
             delegate.touch()
             response =
                 if collect {

@@ -202,8 +202,7 @@ import Testing
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("large.bin")
-        var generator = SeededGenerator(seed: 3)
-        let contents = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let contents = TestBytes.random(count: 3_000_000, seed: 3)
         try contents.write(to: file)
         var form = MultipartFormData(boundary: "B")
         form.chunkSize = 64 * 1024

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// AFNetworking's completion behaviours: the parsed body together with the error for an unacceptable status, the
+/// completion queue read when the task completes, and the session-did-become-invalid hook. On both transports.
+@Suite struct CompletionBehaviourTests {
+    static let problem = #"{"error":"invalid","id":7}"#
+
+    private func problemServer() async throws -> FaultServer {
+        let body = Self.problem
+        return try await FaultServer.start(
+            .respond(
+                Data(
+                    ("HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8), close: false))
+    }
+
+    @Test(
+        "A 422 with a JSON body gives the completion handler both the parsed object and the error",
+        arguments: TestTransports.names)
+    func unacceptableStatusKeepsTheObject(transport name: String) async throws {
+        let server = try await problemServer()
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(name))
+        manager.completionQueue = DispatchQueue(label: "completion")
+        let (object, error): ((any Sendable)?, (any Error)?) = await withCheckedContinuation { continuation in
+            manager.dataTask(with: URLRequest(url: server.baseURL)) { _, object, error in
+                continuation.resume(returning: (object, error))
+            }.resume()
+        }
+        let json = try #require(object as? JSON)
+        #expect(json["error"]?.stringValue == "invalid")
+        let courier = try #require(error as? CourierError)
+        #expect(courier.errorCode == -1011)
+        #expect((courier.serializedObject as? JSON)?["error"]?.stringValue == "invalid")
+        #expect(courier.response?.statusCode == 422)
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
+
+    @Test("An HTTPSessionManager failure block gets the error with the parsed object", arguments: TestTransports.names)
+    func failureBlockKeepsTheObject(transport name: String) async throws {
+        let server = try await problemServer()
+        let manager = HTTPSessionManager(
+            baseURL: server.baseURL, configuration: .ephemeral, transport: TestTransports.make(name))
+        manager.completionQueue = DispatchQueue(label: "completion")
+        let error: (any Error)? = await withCheckedContinuation { continuation in
+            _ = manager.get("x", success: { _, _ in continuation.resume(returning: nil) }) { _, error in
+                continuation.resume(returning: error)
+            }
+        }
+        let courier = try #require(error as? CourierError)
+        #expect(courier.errorCode == -1011)
+        #expect((courier.serializedObject as? JSON)?["id"]?.intValue == 7)
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
+
+    @Test("The completion queue and group are the ones set when the task completes", arguments: TestTransports.names)
+    func completionQueueIsReadAtCompletion(transport name: String) async throws {
+        let server = try await FaultServer.start(.slow(headAfter: 0.3))
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(name))
+        manager.responseSerializer = HTTPResponseSerializer()
+        let first = DispatchQueue(label: "first")
+        let later = DispatchQueue(label: "later")
+        let group = DispatchGroup()
+        first.setSpecific(key: Self.queueName, value: "first")
+        later.setSpecific(key: Self.queueName, value: "later")
+        manager.completionQueue = first
+        let (ranOnLater, insideGroup): (Bool, Bool) = await withCheckedContinuation { continuation in
+            let task = manager.dataTask(with: URLRequest(url: server.baseURL)) { _, _, _ in
+                // While the handler runs, the group has been entered and not yet left.
+                continuation.resume(
+                    returning: (
+                        DispatchQueue.getSpecific(key: Self.queueName) == "later",
+                        group.wait(timeout: .now()) == .timedOut
+                    ))
+            }
+            task.resume()
+            manager.completionQueue = later  // changed after the task was made and started
+            manager.completionGroup = group
+        }
+        #expect(ranOnLater)
+        #expect(insideGroup)
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
+
+    static let queueName = DispatchSpecificKey<String>()
+
+    @Test("The session-invalid hook runs once, after the last task's completion", arguments: TestTransports.names)
+    func invalidationHook(transport name: String) async throws {
+        let server = try await FaultServer.start(.slow(headAfter: 0.2))
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(name))
+        manager.completionQueue = DispatchQueue(label: "completion")
+        let order = Locked([String]())
+        manager.hooks.sessionDidBecomeInvalid = { _ in order.withLock { $0.append("invalid") } }
+        manager.dataTask(with: URLRequest(url: server.baseURL)) { _, _, _ in
+            order.withLock { $0.append("completed") }
+        }.resume()
+        await manager.invalidateAndWait(cancelingTasks: false)
+        manager.invalidate(cancelingTasks: true)  // a second invalidation announces nothing more
+        #expect(order.value == ["completed", "invalid"])
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
+}
