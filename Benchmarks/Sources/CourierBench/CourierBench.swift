@@ -33,6 +33,10 @@ struct CourierBench {
 
     static func main() async {
         do {
+            if CommandLine.arguments.dropFirst().first == "stress" {
+                try await Stress.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
             if CommandLine.arguments.dropFirst().first == "transfer" {
                 try await Transfers.main(Array(CommandLine.arguments.dropFirst(2)))
                 return

@@ -51,16 +51,14 @@ public struct MultipartRequest: Sendable {
         }
         do {
             defer { try? handle.close() }
-            for try await chunk in try body.makeChunks() {
-                do {
-                    try handle.write(contentsOf: chunk)
-                } catch {
-                    throw Self.writeError(fileURL, error)
-                }
-            }
+            try await body.write(to: handle)
         } catch {
             try? FileManager.default.removeItem(at: fileURL)
-            throw error
+            switch error {
+            case RequestBody.WriteFailure.reading(let underlying): throw underlying
+            case RequestBody.WriteFailure.writing(let underlying): throw Self.writeError(fileURL, underlying)
+            default: throw error
+            }
         }
     }
 
