@@ -4,17 +4,6 @@ import Foundation
     import FoundationNetworking
 #endif
 
-extension SessionManager {
-    /// An upload task sending a multipart request's streamed body, not yet resumed.
-    public func uploadTask(
-        with multipart: MultipartRequest, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        completionHandler: TaskCompletionHandler?
-    ) -> UploadTask {
-        uploadTask(
-            with: multipart.urlRequest, body: multipart.body, progress: progress, completionHandler: completionHandler)
-    }
-}
-
 extension HTTPSessionManager {
     /// The multipart request for a call: built by ``requestSerializer`` (see
     /// ``RequestSerializer/multipartRequest(method:url:parameters:boundary:constructingBody:)``), then `headers` set

@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import Tracing
+
+/// How AsyncHTTPClient's and NIO's errors become ``CourierError``s.
+extension NIOTransport {
+    /// AsyncHTTPClient's and NIO's errors as ``CourierError``s.
+    static func courierError(_ error: any Error, url: URL) -> CourierError {
+        if let error = error as? CourierError { return error }
+        let context = CourierError.Context(request: nil, response: nil, data: nil)
+        if error is CancellationError { return .cancelled(context: context) }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout:
+                return .timedOut(context: context)
+            case .cancelled, .requestStreamCancelled:
+                return .cancelled(context: context)
+            case .remoteConnectionClosed:
+                return .connectionLost(underlyingError: error, context: context)
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return .invalidURL(url.absoluteString)
+            default:
+                return .requestFailed(underlyingError: error, context: context)
+            }
+        }
+        if let error = error as? NIOSSLError, case .handshakeFailed = error,
+            String(describing: error).contains("CERTIFICATE_VERIFY_FAILED")
+        {
+            // The platform's own verification (the default policy) refused the chain: -1202, as URLSession reports.
+            return .serverTrustEvaluationFailed(
+                host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
+        }
+        if let error = error as? HTTPParserError, error == .invalidEOFState {
+            // The server closed the connection before the body it announced was complete.
+            return .connectionLost(underlyingError: error, context: context)
+        }
+        if let error = error as? NIOHTTPDecompression.DecompressionError {
+            let reason =
+                error == .limit
+                ? "the response body expands beyond the decompression limit (decompressionRatioLimit times its "
+                    + "compressed size) when decompressed"
+                : "the compressed (gzip or deflate) body is corrupt"
+            return .badServerResponse(reason: reason, underlyingError: error, context: context)
+        }
+        if error is HTTPParserError {
+            return .badServerResponse(
+                reason: "the response is not valid HTTP", underlyingError: error, context: context)
+        }
+        if error is NIOConnectionError
+            || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
+        {
+            return .cannotConnect(host: url.host ?? "", underlyingError: error, context: context)
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error { return .timedOut(context: context) }
+        if error is IOError || error as? ChannelError == .eof || error as? ChannelError == .ioOnClosedChannel {
+            return .connectionLost(underlyingError: error, context: context)
+        }
+        return .requestFailed(underlyingError: error, context: context)
+    }
+}
