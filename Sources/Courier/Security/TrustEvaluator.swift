@@ -64,40 +64,44 @@ struct TrustEvaluator {
             validatedPath = result.path
         }
         switch policy.pinningMode {
-        case .none:
-            return .trusted
-        case .certificate:
-            // Step 5: the pinned certificates are the only anchors; the name check applies again.
-            let pinned = Self.parse(policy.pinnedCertificates.sorted { $0.lexicographicallyPrecedes($1) })
-            let result = validate(chain, anchors: pinned, host: host)
-            guard result.evaluation.isTrusted else {
-                return .refused(
-                    "certificate pinning: \(result.evaluation.reason) (with the \(pinned.count) pinned certificate(s) "
-                        + "as the only anchors)")
-            }
-            let pinnedDER = policy.pinnedCertificates
-            for certificate in result.path.reversed() where pinnedDER.contains(Self.der(certificate)) {
-                return .trusted
-            }
-            return .refused("certificate pinning: no certificate of the server's chain is pinned")
-        case .publicKey:
-            // Step 6: the keys of the chain as sent, and of the path it was validated along (which may end at an
-            // anchor the server did not send).
-            let pinnedKeys = Set(
-                policy.pinnedCertificates.compactMap(SecurityPolicy.subjectPublicKeyInfo(ofCertificate:)))
-            var seen: [String] = []
-            for certificate in chain + validatedPath {
-                guard let spki = SecurityPolicy.subjectPublicKeyInfo(of: certificate) else { continue }
-                if pinnedKeys.contains(spki) { return .trusted }
-                let hash = Data(SHA256.hash(data: spki))
-                if policy.pinnedPublicKeyHashes.contains(hash) { return .trusted }
-                let text = hash.base64EncodedString()
-                if !seen.contains(text) { seen.append(text) }
-            }
-            return .refused(
-                "public-key pinning: no key of the server's chain matches a pinned key (the chain's SHA-256 SPKI "
-                    + "digests: \(seen.joined(separator: ", ")))")
+        case .none: return .trusted
+        case .certificate: return matchPinnedCertificates(chain, host: host)
+        case .publicKey: return matchPinnedKeys(chain + validatedPath)
         }
+    }
+
+    /// Step 5: the pinned certificates are the only anchors; the name check applies again.
+    private func matchPinnedCertificates(_ chain: [Certificate], host: String?) -> TrustEvaluation {
+        let pinned = Self.parse(policy.pinnedCertificates.sorted { $0.lexicographicallyPrecedes($1) })
+        let result = validate(chain, anchors: pinned, host: host)
+        guard result.evaluation.isTrusted else {
+            return .refused(
+                "certificate pinning: \(result.evaluation.reason) (with the \(pinned.count) pinned certificate(s) "
+                    + "as the only anchors)")
+        }
+        let pinnedDER = policy.pinnedCertificates
+        for certificate in result.path.reversed() where pinnedDER.contains(Self.der(certificate)) {
+            return .trusted
+        }
+        return .refused("certificate pinning: no certificate of the server's chain is pinned")
+    }
+
+    /// Step 6: the keys of `certificates`, the chain as sent and the path it was validated along (which may end at
+    /// an anchor the server did not send).
+    private func matchPinnedKeys(_ certificates: [Certificate]) -> TrustEvaluation {
+        let pinnedKeys = Set(policy.pinnedCertificates.compactMap(SecurityPolicy.subjectPublicKeyInfo(ofCertificate:)))
+        var seen: [String] = []
+        for certificate in certificates {
+            guard let spki = SecurityPolicy.subjectPublicKeyInfo(of: certificate) else { continue }
+            if pinnedKeys.contains(spki) { return .trusted }
+            let hash = Data(SHA256.hash(data: spki))
+            if policy.pinnedPublicKeyHashes.contains(hash) { return .trusted }
+            let text = hash.base64EncodedString()
+            if !seen.contains(text) { seen.append(text) }
+        }
+        return .refused(
+            "public-key pinning: no key of the server's chain matches a pinned key (the chain's SHA-256 SPKI "
+                + "digests: \(seen.joined(separator: ", ")))")
     }
 
     // MARK: Chain validation
