@@ -72,6 +72,10 @@ extension Parameter {
         case .null: self = .null
         case .bool(let value): self = .bool(value)
         case .string(let value): self = .string(value)
+        case .integer(let value) where Int(exactly: value) != nil:
+            self = .int(Int(value))
+        case .integer, .unsignedInteger:
+            self = .double(json.doubleValue ?? 0)
         case .number(let value):
             if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
                 self = .int(Int(value))
