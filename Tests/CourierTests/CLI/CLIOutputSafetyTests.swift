@@ -67,7 +67,8 @@ import Testing
         #expect(head.contains("X-Plain: ok"))
     }
 
-    @Test func deeplyNestedJSONFormatsToLinearSize() throws {
+    /// `async`, yielding between pieces, so this CPU-bound loop shares the cooperative pool (see ``FuzzTests``).
+    @Test func deeplyNestedJSONFormatsToLinearSize() async throws {
         // 500 levels (JSON parsers stop at 512), repeated to about 200 KB.
         let nested = String(repeating: "[", count: 500) + "1" + String(repeating: "]", count: 500)
         let document = "[" + Array(repeating: nested, count: 200).joined(separator: ",") + "]"
@@ -77,6 +78,7 @@ import Testing
         var size = 0
         var largestPiece = 0
         while let piece = formatter.next() {
+            await Task.yield()
             size += piece.count
             largestPiece = max(largestPiece, piece.count)
         }

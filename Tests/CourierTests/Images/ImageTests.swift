@@ -634,6 +634,7 @@ private func decodingError(_ data: Data) -> ImageDecodingError? {
 
 // MARK: - Hostile input
 
+/// `async`, yielding between cases, so these CPU-bound loops share the cooperative pool (see ``FuzzTests``).
 @Suite struct ImageFuzzTests {
     /// Checks what any input may produce: a plausible image in the detected format, or the matching error.
     private func checkOutcome(_ data: Data) {
@@ -651,15 +652,16 @@ private func decodingError(_ data: Data) -> ImageDecodingError? {
         }
     }
 
-    @Test func randomBytesNeverCrash() {
+    @Test func randomBytesNeverCrash() async {
         var generator = SeededGenerator(seed: 0xC0FF_EE)
         for _ in 0..<4000 {
+            await Task.yield()
             let count = Int.random(in: 0..<64, using: &generator)
             checkOutcome(Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         }
     }
 
-    @Test func randomBodiesAfterEverySignatureNeverCrash() {
+    @Test func randomBodiesAfterEverySignatureNeverCrash() async {
         var generator = SeededGenerator(seed: 42)
         let signatures: [[UInt8]] = [
             [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Fixture.ascii("IHDR"),
@@ -671,6 +673,7 @@ private func decodingError(_ data: Data) -> ImageDecodingError? {
         var decoded = 0
         for signature in signatures {
             for _ in 0..<500 {
+                await Task.yield()
                 let count = Int.random(in: 0..<96, using: &generator)
                 let data = Data(signature + (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
                 #expect(ImageFormat.detect(data) != nil)
@@ -681,10 +684,11 @@ private func decodingError(_ data: Data) -> ImageDecodingError? {
         #expect(decoded > 0)  // Some random headers are valid, so the parsers were reached, not just detection.
     }
 
-    @Test func mutatedFixturesNeverCrash() {
+    @Test func mutatedFixturesNeverCrash() async {
         var generator = SeededGenerator(seed: 7)
         for fixture in Fixture.all {
             for _ in 0..<300 {
+                await Task.yield()
                 var bytes = Array(fixture.data)
                 for _ in 0..<Int.random(in: 1...4, using: &generator) {
                     bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(

@@ -454,7 +454,14 @@ private final class USTServer: Sendable {
         var children: [any Channel] = []
     }
 
-    static let bigBody = Data((0..<(5 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 % 251) })
+    /// Made from a repeated 251-byte pattern: a closure per byte takes seconds in a debug build, and this is first
+    /// read on an event loop, which it would block (with the other loop waiting on the same lazy initialization).
+    static let bigBody: Data = {
+        let pattern = Data((0..<251).map { UInt8($0) })
+        var body = Data(capacity: 5 * 1024 * 1024 + pattern.count)
+        while body.count < 5 * 1024 * 1024 { body.append(pattern) }
+        return body.prefix(5 * 1024 * 1024)
+    }()
 
     let port: Int
     private let channel: any Channel
