@@ -278,17 +278,54 @@ extension CourierError: LocalizedError {
 }
 
 extension CourierError: CustomNSError {
-    /// The error domain Courier's errors bridge to `NSError` with.
+    /// The error domain Courier's errors bridge to `NSError` with (`error as NSError`); see
+    /// ``afNetworkingError`` for AFNetworking's domains.
     public static var errorDomain: String { "com.courier.error" }
 
-    /// `NSError` user info: the description, the failing URL and the underlying error.
+    /// AFNetworking's `AFURLResponseSerializationErrorDomain`: validation and parsing failures (-1011, -1016).
+    public static let responseSerializationErrorDomain = "com.alamofire.error.serialization.response"
+    /// AFNetworking's `AFURLRequestSerializationErrorDomain`: parameters or a multipart body that cannot be encoded.
+    public static let requestSerializationErrorDomain = "com.alamofire.error.serialization.request"
+    /// AFNetworking's `AFNetworkingOperationFailingURLResponseErrorKey`: the `HTTPURLResponse` of the failed request.
+    public static let failingURLResponseErrorKey = "com.alamofire.serialization.response.error.response"
+    /// AFNetworking's `AFNetworkingOperationFailingURLResponseDataErrorKey`: the body of the failed response.
+    public static let failingURLResponseDataErrorKey = "com.alamofire.serialization.response.error.data"
+    /// AFNetworking's `AFNetworkingOperationFailingURLRequestErrorKey`: the request that could not be serialized.
+    public static let failingURLRequestErrorKey = "com.alamofire.serialization.request.error.response"
+
+    /// `NSError` user info: the description, the failing URL and the underlying error, and under AFNetworking's keys
+    /// the failing response and its body (and, for request serialization, the request).
     public var errorUserInfo: [String: Any] {
         var info: [String: Any] = [:]
         info[NSLocalizedDescriptionKey] = errorDescription
         if let reason = failureReason { info[NSLocalizedFailureReasonErrorKey] = reason }
         if let url = response?.url ?? request?.url { info[NSURLErrorFailingURLErrorKey] = url }
         if let underlying = underlyingError { info[NSUnderlyingErrorKey] = underlying as NSError }
+        if let response { info[Self.failingURLResponseErrorKey] = response }
+        if let responseData { info[Self.failingURLResponseDataErrorKey] = responseData }
+        if afNetworkingDomain == Self.requestSerializationErrorDomain, let request {
+            info[Self.failingURLRequestErrorKey] = request
+        }
         return info
+    }
+
+    /// The error as AFNetworking would have reported it: the same code and user info, in AFNetworking's domain for
+    /// its kind (``responseSerializationErrorDomain`` for validation and parsing, ``requestSerializationErrorDomain``
+    /// for encoding, `NSURLErrorDomain` for the rest), for code that checks `error.domain` as it did with
+    /// AFNetworking. `error as NSError` keeps ``errorDomain``: Swift bridges every case of a type to one domain.
+    public var afNetworkingError: NSError {
+        NSError(domain: afNetworkingDomain, code: errorCode, userInfo: errorUserInfo)
+    }
+
+    private var afNetworkingDomain: String {
+        switch self {
+        case .unacceptableStatusCode, .unacceptableContentType, .responseSerializationFailed:
+            return Self.responseSerializationErrorDomain
+        case .parameterEncodingFailed, .multipartEncodingFailed:
+            return Self.requestSerializationErrorDomain
+        default:
+            return NSURLErrorDomain
+        }
     }
 }
 

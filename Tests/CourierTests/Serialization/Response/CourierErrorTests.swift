@@ -107,6 +107,31 @@ import Testing
         #expect(underlying.domain == "com.courier.error")
     }
 
+    @Test func userInfoCarriesTheResponseAndBodyUnderAFNetworkingsKeys() throws {
+        let error = CourierError.unacceptableStatusCode(422, context: Self.context, underlyingError: nil)
+        let info = (error as NSError).userInfo
+        #expect(CourierError.failingURLResponseErrorKey == "com.alamofire.serialization.response.error.response")
+        #expect(CourierError.failingURLResponseDataErrorKey == "com.alamofire.serialization.response.error.data")
+        #expect((info[CourierError.failingURLResponseErrorKey] as? HTTPURLResponse) === Self.response)
+        #expect(info[CourierError.failingURLResponseDataErrorKey] as? Data == Self.data)
+        #expect(CourierError.cancelled(context: .init()).errorUserInfo[CourierError.failingURLResponseErrorKey] == nil)
+    }
+
+    @Test func afNetworkingErrorUsesAFNetworkingsDomains() {
+        let status = CourierError.unacceptableStatusCode(422, context: Self.context, underlyingError: nil)
+        #expect(status.afNetworkingError.domain == "com.alamofire.error.serialization.response")
+        #expect(status.afNetworkingError.code == -1011)
+        #expect(status.afNetworkingError.userInfo[CourierError.failingURLResponseDataErrorKey] as? Data == Self.data)
+        let parsing = CourierError.responseSerializationFailed(reason: "r", context: Self.context, underlyingError: nil)
+        #expect(parsing.afNetworkingError.domain == CourierError.responseSerializationErrorDomain)
+        #expect(parsing.afNetworkingError.code == -1016)
+        let encoding = CourierError.parameterEncodingFailed(reason: "bad", underlyingError: nil)
+        #expect(encoding.afNetworkingError.domain == "com.alamofire.error.serialization.request")
+        #expect(CourierError.timedOut(context: .init()).afNetworkingError.domain == NSURLErrorDomain)
+        #expect(CourierError.timedOut(context: .init()).afNetworkingError.code == NSURLErrorTimedOut)
+        #expect((status as NSError).domain == CourierError.errorDomain)
+    }
+
     @Test func userInfoUsesTheRequestURLWithoutAResponse() {
         let url = URL(string: "https://example.org/request")!
         let error = CourierError.cancelled(context: .init(request: URLRequest(url: url)))
