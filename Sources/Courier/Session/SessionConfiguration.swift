@@ -8,8 +8,14 @@ import Foundation
 public struct SessionConfiguration: Sendable {
     /// How long a request may wait for the response head or the next chunk of its body; default 60 s. A request's
     /// own `URLRequest.timeoutInterval` takes precedence when it differs from `URLRequest`'s default.
+    ///
+    /// Any value is safe, here and in `URLRequest.timeoutInterval`: `.infinity` and anything over 100 years mean
+    /// 100 years (no limit in practice); zero, negative values and NaN leave no time at all, so the task fails with
+    /// ``CourierError/timedOut(context:)`` (-1001) at the session's first timeout check (within a quarter of a
+    /// second) unless it has already completed.
     public var timeoutIntervalForRequest: TimeInterval = 60
-    /// How long a whole task may take, redirects and body included; default 7 days.
+    /// How long a whole task may take, redirects and body included; default 7 days. Values are treated as
+    /// ``timeoutIntervalForRequest``'s are (`.infinity`: no limit; zero, negative or NaN: no time).
     public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
     /// Headers added to every request that has no field of the same name.
     public var httpAdditionalHeaders: HTTPHeaders = HTTPHeaders()

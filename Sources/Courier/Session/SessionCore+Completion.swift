@@ -32,26 +32,30 @@ extension SessionCore {
         }
     }
 
-    /// Completes a task of the callback API exactly once: serialization (in the runner, off the transport's
-    /// threads, as AFNetworking's processing queue is), the download's file, then ``deliver(_:delegate:object:error:userInfo:afterward:)``.
-    func finish(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
+    /// Completes a task of the callback API that failed, exactly once: the download's file is abandoned, then
+    /// ``deliver(_:delegate:object:error:userInfo:afterward:)``.
+    func finish(_ task: SessionTask, delegate: TaskDelegate, error: any Error) {
         guard markCompleted(task, delegate: delegate, error: error) else { return }
         delegate.stream?.finish(error)
-        if let error {
-            let isDownload = delegate.isDownload
-            delegate.abandonDownloadFile(request: task.currentRequest, response: task.response)
-            deliver(
-                task, delegate: delegate, object: nil, error: error, userInfo: isDownload ? [:] : responseData(delegate)
-            )
-            return
-        }
+        let isDownload = delegate.isDownload
+        delegate.abandonDownloadFile(request: task.currentRequest, response: task.response)
+        deliver(
+            task, delegate: delegate, object: nil, error: error, userInfo: isDownload ? [:] : responseData(delegate))
+    }
+
+    /// Completes a task of the callback API that succeeded, exactly once: serialization (in the runner, off the
+    /// transport's threads, as AFNetworking's processing queue is), the download's file (moved on
+    /// ``BlockingIO``'s threads), then ``deliver(_:delegate:object:error:userInfo:afterward:)``.
+    func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async {
+        guard markCompleted(task, delegate: delegate, error: nil) else { return }
+        delegate.stream?.finish(nil)
         delegate.dropResumeDataRequest()
         if delegate.stream != nil {
             deliver(task, delegate: delegate, object: nil, error: nil, userInfo: [:])
             return
         }
         if let temporaryURL = delegate.finishDownloadFile() {
-            finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+            await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
             return
         }
         let data = delegate.receivedData

@@ -6,7 +6,7 @@ import Foundation
 
 /// A finished download's file: moved where the hook or the task's destination says, or handed over in place.
 extension SessionCore {
-    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) {
+    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async {
         let response = task.response
         let destination =
             (task as? DownloadTask).flatMap { hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
@@ -22,10 +22,18 @@ extension SessionCore {
             return
         }
         let userInfo: [String: any Sendable] = [SessionNotificationKey.assetPath: destination]
+        let options = delegate.downloadOptions
         do {
-            try move(temporaryURL, to: destination, options: delegate.downloadOptions)
+            // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
+            try await BlockingIO.runToCompletion {
+                do {
+                    try Self.move(temporaryURL, to: destination, options: options)
+                } catch {
+                    try? FileManager.default.removeItem(at: temporaryURL)
+                    throw error
+                }
+            }
         } catch {
-            try? FileManager.default.removeItem(at: temporaryURL)
             let failure = CourierError.fileOperationFailed(
                 reason: "The download could not be moved to \(destination.path).", underlyingError: error,
                 context: CourierError.Context(request: task.currentRequest, response: response))
@@ -42,7 +50,8 @@ extension SessionCore {
         }
     }
 
-    private func move(_ file: URL, to destination: URL, options: DownloadOptions) throws {
+    /// Moves `file` to `destination` as `options` say; blocking, so called on ``BlockingIO``'s threads.
+    private static func move(_ file: URL, to destination: URL, options: DownloadOptions) throws {
         let manager = FileManager.default
         if options.contains(.createIntermediateDirectories) {
             try manager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -10,10 +10,11 @@ extension SessionCore {
     func run(_ task: SessionTask, delegate: TaskDelegate) async {
         do {
             try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, early: nil)
-            finish(task, delegate: delegate, error: nil)
         } catch {
             finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
+            return
         }
+        await finishSucceeded(task, delegate: delegate)
     }
 
     /// Runs a task for the `async` API and returns the typed result: serialization with the concrete serializer,

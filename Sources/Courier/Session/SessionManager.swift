@@ -175,7 +175,7 @@ open class SessionManager: @unchecked Sendable {
     ) -> DownloadTask {
         makeDownloadTask(
             request: request, progress: progress, destination: destination, options: options,
-            completionHandler: completionHandler, openFile: { try $0.beginDownloadFile() })
+            completionHandler: completionHandler, file: .success(.new))
     }
 
     /// A download task that continues the download `resumeData` describes, not yet resumed (see
@@ -190,23 +190,24 @@ open class SessionManager: @unchecked Sendable {
         let request = (try? decoded.get())?.makeRequest()
         return makeDownloadTask(
             request: request, progress: progress, destination: destination, options: options,
-            completionHandler: completionHandler,
-            openFile: { delegate in _ = try delegate.continueDownloadFile(try decoded.get()) })
+            completionHandler: completionHandler, file: decoded.map { .continuing($0) })
     }
 
     private func makeDownloadTask(
         request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
         options: DownloadOptions, completionHandler: TaskCompletionHandler?,
-        openFile: (TaskDelegate) throws -> Void
+        file: Result<TaskDelegate.DownloadFilePlan, any Error>
     ) -> DownloadTask {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
             completion: completionHandler, hopsToCompletionQueue: true, destination: destination,
             downloadOptions: options)
-        do {
-            try openFile(delegate)
-        } catch {
+        // The file is opened when the task runs (see TaskDelegate.planDownloadFile): no file system call here.
+        switch file {
+        case .success(let plan):
+            delegate.planDownloadFile(plan)
+        case .failure(let error):
             core.register(task, delegate: delegate)
             core.finish(task, delegate: delegate, error: error)
             return task

@@ -26,6 +26,8 @@ final class TaskDelegate: @unchecked Sendable {
         var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
         var downloadFile: FileHandle?
         var downloadURL: URL?
+        /// The file a download task will write, opened by ``openDownloadFile()`` when the task starts running.
+        var plannedDownloadFile: DownloadFilePlan?
         /// Bytes in the download file, including those a resumed download started with.
         var downloadFileLength: Int64 = 0
         /// Where a resumed download continues; 0 once it starts over.
@@ -131,45 +133,106 @@ final class TaskDelegate: @unchecked Sendable {
         streams.forEach { $0.yield(progress) }
     }
 
-    /// Starts writing the body to a new temporary file (mode 0600, in ``TemporaryFiles``) instead of memory.
-    func beginDownloadFile() throws {
-        let (url, handle) = try TemporaryFiles.makeFile(prefix: "Courier")
+    /// The file a download task writes its body to.
+    enum DownloadFilePlan: Sendable {
+        /// A new temporary file (``beginDownloadFile()``).
+        case new
+        /// The partial file of resume data (``continueDownloadFile(_:)``).
+        case continuing(DownloadResumeData)
+    }
+
+    /// Notes which file the download will write. Nothing is opened yet: creating a task must not block its caller
+    /// (often a thread of Swift's cooperative pool) on the file system, so ``openDownloadFile()`` opens it when the
+    /// task runs. Progress already counts the bytes a resumed download starts with, as once the file is open.
+    func planDownloadFile(_ plan: DownloadFilePlan) {
         state.withLock { state in
-            state.downloadFile = handle
-            state.downloadURL = url
-            state.downloadFileLength = 0
+            state.plannedDownloadFile = plan
+            if case .continuing(let resumeData) = plan, resumeData.bytesOnDisk >= 0 {
+                state.download.start(at: resumeData.bytesOnDisk)
+            }
         }
     }
 
+    /// Opens the file ``planDownloadFile(_:)`` noted, if any, on ``BlockingIO``'s threads. The work finishes even
+    /// when the task is cancelled meanwhile, so the file is then abandoned (deleted, or kept for resume data) as a
+    /// file opened earlier would be.
+    func openDownloadFile() async throws {
+        switch state.withLock({ $0.plannedDownloadFile }) {
+        case nil: return
+        case .new: try await beginDownloadFile()
+        case .continuing(let resumeData): _ = try await continueDownloadFile(resumeData)
+        }
+    }
+
+    /// Starts writing the body to a new temporary file (mode 0600, in ``TemporaryFiles``) instead of memory; the
+    /// file is made on ``BlockingIO``'s threads.
+    func beginDownloadFile() async throws {
+        do {
+            let (url, handle) = try await BlockingIO.runToCompletion { try TemporaryFiles.makeFile(prefix: "Courier") }
+            state.withLock { state in
+                state.plannedDownloadFile = nil
+                state.downloadFile = handle
+                state.downloadURL = url
+                state.downloadFileLength = 0
+            }
+        } catch {
+            state.withLock { $0.plannedDownloadFile = nil }
+            throw error
+        }
+    }
+
+    /// What ``continueDownloadFile(_:)`` found on disk.
+    private enum PartialFile: Sendable {
+        /// The partial file, open and cut to the resume data's length, positioned at its end.
+        case continued(FileHandle)
+        /// Resume data naming a file that is not Courier's, or one missing or shorter than it says (then deleted).
+        case unusable
+    }
+
     /// Continues writing the partial file of `resumeData`; returns the bytes kept (0 when the file is missing or
-    /// shorter than the resume data says, in which case the download starts over in a new file).
-    func continueDownloadFile(_ resumeData: DownloadResumeData) throws -> Int64 {
+    /// shorter than the resume data says, in which case the download starts over in a new file). Every file
+    /// system call runs on ``BlockingIO``'s threads.
+    func continueDownloadFile(_ resumeData: DownloadResumeData) async throws -> Int64 {
+        let found: PartialFile
+        do {
+            found = try await BlockingIO.runToCompletion { try Self.openPartialFile(resumeData) }
+        } catch {
+            state.withLock { $0.plannedDownloadFile = nil }  // as a file that failed to open was never noted
+            throw error
+        }
+        guard case .continued(let handle) = found else {
+            state.withLock { $0.download.start(at: 0) }
+            try await beginDownloadFile()
+            return 0
+        }
+        state.withLock { state in
+            state.plannedDownloadFile = nil
+            state.downloadFile = handle
+            state.downloadURL = resumeData.temporaryFileURL
+            state.downloadFileLength = resumeData.bytesOnDisk
+            state.resumeOffset = resumeData.bytesOnDisk
+            state.download.start(at: resumeData.bytesOnDisk)
+        }
+        return resumeData.bytesOnDisk
+    }
+
+    /// Opens the partial file of `resumeData` for appending; blocking, so called on ``BlockingIO``'s threads.
+    private static func openPartialFile(_ resumeData: DownloadResumeData) throws -> PartialFile {
         let url = resumeData.temporaryFileURL
         // Resume data is only bytes: it may name any file. Only Courier's own temporary files are continued (and
         // truncated), never a file elsewhere.
-        guard TemporaryFiles.isOwnFile(url) else {
-            try beginDownloadFile()
-            return 0
-        }
+        guard TemporaryFiles.isOwnFile(url) else { return .unusable }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
         // Resume data may come from anywhere: a negative offset must start over, not trap below.
         guard let size, resumeData.bytesOnDisk >= 0, size >= resumeData.bytesOnDisk,
             let handle = try? FileHandle(forWritingTo: url)
         else {
             try? FileManager.default.removeItem(at: url)
-            try beginDownloadFile()
-            return 0
+            return .unusable
         }
         try handle.truncate(atOffset: UInt64(resumeData.bytesOnDisk))
         try handle.seek(toOffset: UInt64(resumeData.bytesOnDisk))
-        state.withLock { state in
-            state.downloadFile = handle
-            state.downloadURL = url
-            state.downloadFileLength = resumeData.bytesOnDisk
-            state.resumeOffset = resumeData.bytesOnDisk
-            state.download.start(at: resumeData.bytesOnDisk)
-        }
-        return resumeData.bytesOnDisk
+        return .continued(handle)
     }
 
     /// Empties the download file: the server sent the whole resource instead of the rest of it.
@@ -187,23 +250,32 @@ final class TaskDelegate: @unchecked Sendable {
         }
     }
 
-    /// Closes the download file and returns its URL.
+    /// Closes the download file (outside the lock) and returns its URL.
     func finishDownloadFile() -> URL? {
-        state.withLock { state in
-            try? state.downloadFile?.close()
-            state.downloadFile = nil
-            return state.downloadURL
+        let (file, url) = state.withLock { state in
+            defer { state.downloadFile = nil }
+            return (state.downloadFile, state.downloadURL)
         }
+        try? file?.close()
+        return url
     }
 
     /// Keeps the partial file when resume data was asked for and can be made; otherwise deletes it. Calls the
     /// resume-data handler, if any, exactly once.
     func abandonDownloadFile(request: URLRequest?, response: HTTPURLResponse?) {
-        let (handler, length) = state.withLock { state in
-            defer { state.resumeDataHandler = nil }
-            return (state.resumeDataHandler, state.downloadFileLength)
+        let (handler, length, planned) = state.withLock { state in
+            defer {
+                state.resumeDataHandler = nil
+                state.plannedDownloadFile = nil
+            }
+            return (state.resumeDataHandler, state.downloadFileLength, state.plannedDownloadFile)
         }
         guard let url = finishDownloadFile() else {
+            // Never opened (the task did not run): a resumed download's partial file goes as an opened one would,
+            // since without a response there is no resume data to keep it for.
+            if case .continuing(let resumeData) = planned, TemporaryFiles.isOwnFile(resumeData.temporaryFileURL) {
+                try? FileManager.default.removeItem(at: resumeData.temporaryFileURL)
+            }
             handler?(nil)
             return
         }
@@ -217,7 +289,9 @@ final class TaskDelegate: @unchecked Sendable {
     /// Asks for resume data when the task ends by cancellation; `false` if the task is not a download.
     func wantResumeData(_ handler: @escaping @Sendable (Data?) -> Void) -> Bool {
         state.withLock { state in
-            guard state.downloadURL != nil, state.resumeDataHandler == nil else { return false }
+            guard state.downloadURL != nil || state.plannedDownloadFile != nil, state.resumeDataHandler == nil else {
+                return false
+            }
             state.resumeDataHandler = handler
             return true
         }
@@ -236,7 +310,7 @@ final class TaskDelegate: @unchecked Sendable {
         if let url = finishDownloadFile() { try? FileManager.default.removeItem(at: url) }
     }
 
-    var isDownload: Bool { state.withLock { $0.downloadURL != nil } }
+    var isDownload: Bool { state.withLock { $0.downloadURL != nil || $0.plannedDownloadFile != nil } }
 
     var receivedData: Data { state.withLock { $0.data } }
 

@@ -10,4 +10,15 @@ enum BlockingIO {
     static func run<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
         try await NIOThreadPool.singleton.runIfActive(body)
     }
+
+    /// ``run(_:)`` for a step that must not be skipped half-way: `body` runs, and its result is returned, even when
+    /// the calling task is cancelled meanwhile (``run(_:)`` then skips work not yet begun and throws
+    /// `CancellationError`). For opening a download's file and moving a finished one into place, whose outcome the
+    /// task must know to clean up after it.
+    static func runToCompletion<Result: Sendable>(
+        _ body: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        // An unstructured task does not inherit the caller's cancellation.
+        try await Task { try await run(body) }.value
+    }
 }

@@ -266,12 +266,14 @@ struct HostileServerTests {
         }
     }
 
-    @Test("Resume data naming a file outside Courier's directory never touches that file")
-    func resumeDataCannotNameAnyFile() async throws {
+    @Test(
+        "Resume data naming a file outside Courier's directory never touches that file",
+        arguments: FaultTransportKind.all)
+    func resumeDataCannotNameAnyFile(_ kind: FaultTransportKind) async throws {
         let victim = FileManager.default.temporaryDirectory.appendingPathComponent("victim-\(UUID().uuidString)")
         try Data("precious".utf8).write(to: victim)
         defer { try? FileManager.default.removeItem(at: victim) }
-        try await withHostile(.respond(FaultServer.ok("hello"), close: true), .nio) { server, manager in
+        try await withHostile(.respond(FaultServer.ok("hello"), close: true), kind) { server, manager in
             let resume = DownloadResumeData(
                 url: server.baseURL, temporaryFileURL: victim, bytesOnDisk: 2, entityTag: "\"e\"", lastModified: nil)
             let destination = FileManager.default.temporaryDirectory.appendingPathComponent("dest-\(UUID().uuidString)")

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Where finished downloads go: destinations and their options, the manager-level hook, AFNetworking's
-/// notifications, and the temporary file's lifetime.
+/// notifications, and the temporary file's lifetime; each test on both transports.
 @Suite(.timeLimit(.minutes(1)))
 struct DownloadTaskTests {
     struct Finished: Sendable {
@@ -65,11 +65,11 @@ struct DownloadTaskTests {
         }
     }
 
-    @Test
-    func aMovedDownloadPostsMovedSuccessfullyOnce() async throws {
+    @Test(arguments: FaultTransportKind.all)
+    func aMovedDownloadPostsMovedSuccessfullyOnce(_ kind: FaultTransportKind) async throws {
         let server = try await RangeServer.start(body)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.completionQueue = DispatchQueue(label: "test.completion")
         let target = folder().appendingPathComponent("nested/file.bin")
         let moved = NotificationCounter(.downloadTaskDidMoveFileSuccessfully) {
@@ -84,11 +84,11 @@ struct DownloadTaskTests {
         try? FileManager.default.removeItem(at: target.deletingLastPathComponent().deletingLastPathComponent())
     }
 
-    @Test
-    func aMoveThatFailsPostsFailedToMoveAndFailsTheTask() async throws {
+    @Test(arguments: FaultTransportKind.all)
+    func aMoveThatFailsPostsFailedToMoveAndFailsTheTask(_ kind: FaultTransportKind) async throws {
         let server = try await RangeServer.start(body)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.completionQueue = DispatchQueue(label: "test.completion")
         let failed = NotificationCounter(.downloadTaskDidFailToMoveFile) {
             ($0 as? DownloadTask)?.originalRequest?.url == server.fileURL
@@ -115,11 +115,11 @@ struct DownloadTaskTests {
         try? FileManager.default.removeItem(at: existing.deletingLastPathComponent())
     }
 
-    @Test
-    func theManagerHookTakesPrecedenceOverTheTaskDestination() async throws {
+    @Test(arguments: FaultTransportKind.all)
+    func theManagerHookTakesPrecedenceOverTheTaskDestination(_ kind: FaultTransportKind) async throws {
         let server = try await RangeServer.start(body)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.completionQueue = DispatchQueue(label: "test.completion")
         let base = folder()
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
@@ -133,11 +133,12 @@ struct DownloadTaskTests {
         try? FileManager.default.removeItem(at: base)
     }
 
-    @Test
-    func withoutADestinationTheTemporaryFileLivesOnlyDuringTheCompletionHandler() async throws {
+    @Test(arguments: FaultTransportKind.all)
+    func withoutADestinationTheTemporaryFileLivesOnlyDuringTheCompletionHandler(_ kind: FaultTransportKind) async throws
+    {
         let server = try await RangeServer.start(body)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.completionQueue = DispatchQueue(label: "test.completion")
         let (_, finished) = await download(manager, server.fileURL, destination: nil)
         let temporary = try #require(finished.url)
@@ -145,20 +146,30 @@ struct DownloadTaskTests {
         #expect(!FileManager.default.fileExists(atPath: temporary.path))
     }
 
-    @Test
-    func aFailedDownloadLeavesNoTemporaryFile() async throws {
+    @Test(arguments: FaultTransportKind.all)
+    func aFailedDownloadLeavesNoTemporaryFile(_ kind: FaultTransportKind) async throws {
         let server = try await FaultServer.start(.closeMidBody)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.completionQueue = DispatchQueue(label: "test.completion")
         let outcome = Outcome()
-        let task = manager.downloadTask(with: URLRequest(url: server.baseURL)) { _, _, error in
-            outcome.fulfill(error)
-        }
-        let temporary = try #require(manager.core.delegate(for: task)?.state.withLock { $0.downloadURL })
-        #expect(FileManager.default.fileExists(atPath: temporary.path))
+        let watched = Locked<TaskDelegate?>(nil)
+        let existedWhileDownloading = Locked(false)
+        let task = manager.downloadTask(
+            with: URLRequest(url: server.baseURL),
+            progress: { _ in
+                guard let url = watched.withLock({ $0 })?.state.withLock({ $0.downloadURL }) else { return }
+                if FileManager.default.fileExists(atPath: url.path) { existedWhileDownloading.withLock { $0 = true } }
+            },
+            completionHandler: { _, _, error in outcome.fulfill(error) })
+        let delegate = try #require(manager.core.delegate(for: task))
+        // The file is made when the task runs (off the caller's thread), not when it is created.
+        #expect(delegate.state.withLock { $0.downloadURL } == nil)
+        watched.withLock { $0 = delegate }
         task.resume()
         #expect((try await outcome.value() as? CourierError)?.errorCode == -1005)
+        let temporary = try #require(delegate.state.withLock { $0.downloadURL })
+        #expect(existedWhileDownloading.withLock { $0 }, "the body was written to \(temporary.path)")
         #expect(!FileManager.default.fileExists(atPath: temporary.path))
     }
 }

@@ -12,7 +12,7 @@ extension TaskExchange {
         switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
         case .allow: break
         case .cancel: throw CancellationError()
-        case .becomeDownload: if !delegate.isDownload { try delegate.beginDownloadFile() }
+        case .becomeDownload: if !delegate.isDownload { try await delegate.beginDownloadFile() }
         }
         core.events.send(.receivedResponse(task, head))
         let length = head.contentLength

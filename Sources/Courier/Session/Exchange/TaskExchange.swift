@@ -39,6 +39,7 @@ struct TaskExchange {
             if early != nil { delegate.exchange.cancel() }
             throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
         }
+        try await delegate.openDownloadFile()
         var exchange = TaskExchange(core: core, task: task, delegate: delegate, request: request, early: early)
         try await exchange.run(collect: collect)
     }
