@@ -54,23 +54,23 @@ extension CommandFailure {
                 "too many redirects: more than \(limits.maximumRedirects) (--max-redirects) or a redirect loop, "
                     + "starting at \(start)\(last)")
         case .cannotConnect(let host, let underlying, _):
-            let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "could not connect to \(hostPort.isEmpty ? host : hostPort)\(reason) (\(target))")
+            self.init(
+                .failure,
+                "could not connect to \(hostPort.isEmpty ? host : hostPort)\(Self.detail(underlying)) (\(target))")
         case .serverTrustEvaluationFailed(let host, let reason):
             self.init(.failure, "TLS: the certificate chain of \(host) was refused: \(reason) (\(target))")
         case .connectionLost(let underlying, _):
-            let reason = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "the connection to \(hostPort) was lost before the response was complete\(reason)")
+            self.init(
+                .failure,
+                "the connection to \(hostPort) was lost before the response was complete\(Self.detail(underlying))")
         case .fileOperationFailed(let reason, let underlying, _):
-            let detail = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "\(reason)\(detail)")
+            self.init(.failure, "\(reason)\(Self.detail(underlying))")
         case .cancelled:
             self.init(.failure, "the request was cancelled: \(target)")
         case .invalidURL(let string):
             self.init(.failure, "“\(string)” is not a valid URL")
         case .parameterEncodingFailed(let reason, let underlying):
-            let detail = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "the data fields cannot be encoded: \(reason)\(detail)")
+            self.init(.failure, "the data fields cannot be encoded: \(reason)\(Self.detail(underlying))")
         case .insecureRedirect(let from, let to, _):
             self.init(
                 .failure,
@@ -83,12 +83,16 @@ extension CommandFailure {
                 "\(url.absoluteString): \(scheme) (\(reason)); courier sends http and https requests only, and "
                     + "follows redirects only to http and https URLs")
         case .badServerResponse(let reason, let underlying, _):
-            let detail = underlying.map { ": \(Self.describe($0))" } ?? ""
-            self.init(.failure, "bad response from \(hostPort): \(reason)\(detail) (\(target))")
+            self.init(.failure, "bad response from \(hostPort): \(reason)\(Self.detail(underlying)) (\(target))")
         default:
             let reason = courier.failureReason.map { ": \($0)" } ?? ""
             self.init(.failure, "\(courier.errorDescription ?? "\(courier)")\(reason) (\(target))")
         }
+    }
+
+    /// `": "` and the underlying error's description, or nothing without one.
+    private static func detail(_ underlying: (any Error)?) -> String {
+        underlying.map { ": \(describe($0))" } ?? ""
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -75,30 +75,14 @@ extension HTTPRequestSerializerBased {
     }
 }
 
-extension Parameter {
-    /// The coding path of the first value that `isRepresentable` rejects, depth first, or `nil` when every value
-    /// is accepted.
-    func firstUnrepresentable(where isUnrepresentable: (Parameter) -> Bool, path: [any CodingKey] = [])
-        -> [any CodingKey]?
-    {
-        if isUnrepresentable(self) { return path }
-        switch self {
-        case .array(let elements):
-            for (index, element) in elements.enumerated() {
-                let childPath = path + [AnyCodingKey(intValue: index)]
-                if let found = element.firstUnrepresentable(where: isUnrepresentable, path: childPath) {
-                    return found
-                }
-            }
-        case .dictionary(let dictionary):
-            for (key, value) in dictionary {
-                if let found = value.firstUnrepresentable(where: isUnrepresentable, path: path + [AnyCodingKey(key)]) {
-                    return found
-                }
-            }
-        default:
-            break
+extension URLRequest {
+    /// A copy with `body` as its body, and `contentType` as its `Content-Type` unless it names one already.
+    func withBody(_ body: Data, defaultContentType contentType: String) -> URLRequest {
+        var request = self
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
-        return nil
+        request.httpBody = body
+        return request
     }
 }

@@ -38,31 +38,18 @@ public struct JSONRequestSerializer: HTTPRequestSerializerBased {
             default: return false
             }
         }
-        if let path = parameters.firstUnrepresentable(where: isUnrepresentable) {
-            let context = EncodingError.Context(
-                codingPath: path, debugDescription: "Sets, raw data and non-finite numbers cannot be written as JSON.")
-            throw CourierError.parameterEncodingFailed(
-                reason: Self.invalidParametersReason, underlyingError: EncodingError.invalidValue(parameters, context))
-        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = outputFormatting
-        do {
-            return try encoder.encode(parameters)
-        } catch {
-            throw CourierError.parameterEncodingFailed(reason: Self.invalidParametersReason, underlyingError: error)
-        }
+        return try parameters.encodedBody(
+            refusing: isUnrepresentable, because: "Sets, raw data and non-finite numbers cannot be written as JSON.",
+            reason: Self.invalidParametersReason, with: encoder.encode)
     }
 
     /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
     /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         guard let parameters else { return request }
-        var request = request
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        request.httpBody = try encode(parameters)
-        return request
+        return request.withBody(try encode(parameters), defaultContentType: "application/json")
     }
 
     static let invalidParametersReason = "The `parameters` argument is not valid JSON."

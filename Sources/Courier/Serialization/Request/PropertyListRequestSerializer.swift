@@ -38,35 +38,22 @@ public struct PropertyListRequestSerializer: HTTPRequestSerializerBased {
             default: return false
             }
         }
-        if let path = parameters.firstUnrepresentable(where: isUnrepresentable) {
-            let context = EncodingError.Context(
-                codingPath: path, debugDescription: "Nulls and sets cannot be written as a property list.")
-            throw CourierError.parameterEncodingFailed(
-                reason: Self.invalidParametersReason, underlyingError: EncodingError.invalidValue(parameters, context))
-        }
         guard format == .xml || format == .binary else {
             throw CourierError.parameterEncodingFailed(
                 reason: "The OpenStep property list format cannot be written.", underlyingError: nil)
         }
         let encoder = PropertyListEncoder()
         encoder.outputFormat = format
-        do {
-            return try encoder.encode(parameters)
-        } catch {
-            throw CourierError.parameterEncodingFailed(reason: Self.invalidParametersReason, underlyingError: error)
-        }
+        return try parameters.encodedBody(
+            refusing: isUnrepresentable, because: "Nulls and sets cannot be written as a property list.",
+            reason: Self.invalidParametersReason, with: encoder.encode)
     }
 
     /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
     /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
         guard let parameters else { return request }
-        var request = request
-        if request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
-        }
-        request.httpBody = try encode(parameters)
-        return request
+        return request.withBody(try encode(parameters), defaultContentType: "application/x-plist")
     }
 
     static let invalidParametersReason = "The `parameters` argument is not a valid property list."

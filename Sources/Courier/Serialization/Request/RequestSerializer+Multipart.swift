@@ -34,10 +34,9 @@ extension RequestSerializer {
         boundary: String = MultipartFormData.randomBoundary(),
         constructingBody: (inout MultipartFormData) throws -> Void = { _ in }
     ) throws -> MultipartRequest {
-        try Self.refuseBodyless(method)
-        let request = try self.request(method: method, urlString: urlString, parameters: nil)
-        return try multipartRequest(
-            request, parameters: parameters, boundary: boundary, constructingBody: constructingBody)
+        try multipartRequest(method, parameters: parameters, boundary: boundary, constructingBody: constructingBody) {
+            try request(method: method, urlString: urlString, parameters: nil)
+        }
     }
 
     /// ``multipartRequest(method:urlString:parameters:boundary:constructingBody:)`` for a parsed URL.
@@ -46,16 +45,18 @@ extension RequestSerializer {
         boundary: String = MultipartFormData.randomBoundary(),
         constructingBody: (inout MultipartFormData) throws -> Void = { _ in }
     ) throws -> MultipartRequest {
-        try Self.refuseBodyless(method)
-        let request = try self.request(method: method, url: url, parameters: nil)
-        return try multipartRequest(
-            request, parameters: parameters, boundary: boundary, constructingBody: constructingBody)
+        try multipartRequest(method, parameters: parameters, boundary: boundary, constructingBody: constructingBody) {
+            try request(method: method, url: url, parameters: nil)
+        }
     }
 
+    /// The form for the request `makeRequest` serializes without parameters, once `method` is known to carry a body.
     private func multipartRequest(
-        _ request: URLRequest, parameters: Parameter?, boundary: String,
-        constructingBody: (inout MultipartFormData) throws -> Void
+        _ method: String, parameters: Parameter?, boundary: String,
+        constructingBody: (inout MultipartFormData) throws -> Void, makeRequest: () throws -> URLRequest
     ) throws -> MultipartRequest {
+        try Self.refuseBodyless(method)
+        var request = try makeRequest()
         var form = MultipartFormData(boundary: boundary)
         if let parameters {
             for pair in QueryString.pairs(parameters, arrayEncoding: multipartArrayEncoding) {
@@ -63,7 +64,6 @@ extension RequestSerializer {
             }
         }
         try constructingBody(&form)
-        var request = request
         guard !form.isEmpty else {
             let body = request.httpBody ?? Data()
             request.httpBody = nil

@@ -40,21 +40,10 @@ struct TaskExchange {
             throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
         }
         try await delegate.openDownloadFile()
-        var exchange = TaskExchange(core: core, task: task, delegate: delegate, request: request, early: early)
+        var exchange = TaskExchange(
+            core: core, task: task, delegate: delegate, hooks: core.hooks, request: request,
+            body: delegate.uploadBody ?? request.httpBody.map { .data($0) }, early: early)
         try await exchange.run(collect: collect)
-    }
-
-    private init(
-        core: SessionCore, task: SessionTask, delegate: TaskDelegate, request: URLRequest,
-        early: CollectedResponse?
-    ) {
-        self.core = core
-        self.task = task
-        self.delegate = delegate
-        self.request = request
-        self.early = early
-        body = delegate.uploadBody ?? request.httpBody.map { .data($0) }
-        hooks = core.hooks
     }
 
     /// The request loop.
