@@ -20,35 +20,40 @@ extension SessionCore {
             defer { running = true }
             return !running
         }
-        if startSweeper { Task { await self.sweepTimeouts() } }
+        if startSweeper { Self.timeoutQueue.async { self.sweepTimeouts() } }
     }
 
-    /// One loop per session, instead of a timer per task: it wakes at the nearest deadline (at least every
-    /// 250 ms), cancels the runners of tasks that waited too long for bytes or ran out of time, and stops when no
+    /// Where every session's sweeper runs: a Dispatch queue, not the cooperative pool, so a timeout fires on time
+    /// even while the application's own tasks keep the pool's threads busy (its width is the number of cores).
+    private static let timeoutQueue = DispatchQueue(label: "Courier.SessionCore.timeouts")
+
+    /// One sweep, then the next scheduled at the nearest deadline (at least every 250 ms), instead of a timer per
+    /// task: it cancels the runners of tasks that waited too long for bytes or ran out of time, and stops when no
     /// task is left. A suspended task does not time out while it is suspended.
-    private func sweepTimeouts() async {
-        while true {
-            let now = ContinuousClock.now
-            var nearest = now + .milliseconds(250)
-            let running = entries.withLock { entries in entries.values.filter { $0.task.state != .completed } }
-            if running.isEmpty {
-                let stop = sweeperRunning.withLock { running -> Bool in
-                    // A task registered since the snapshot keeps the sweeper alive.
-                    let idle = entries.withLock { $0.isEmpty }
-                    if idle { running = false }
-                    return idle
-                }
-                if stop { return }
+    private func sweepTimeouts() {
+        let now = ContinuousClock.now
+        var nearest = now + .milliseconds(250)
+        let running = entries.withLock { entries in entries.values.filter { $0.task.state != .completed } }
+        if running.isEmpty {
+            let stop = sweeperRunning.withLock { running -> Bool in
+                // A task registered since the snapshot keeps the sweeper alive.
+                let idle = entries.withLock { $0.isEmpty }
+                if idle { running = false }
+                return idle
             }
-            for entry in running {
-                if let deadline = expire(entry, now: now) {
-                    nearest = min(nearest, deadline)
-                } else {
-                    entry.task.cancelExecution()
-                }
-            }
-            try? await Task.sleep(until: nearest, clock: .continuous)
+            if stop { return }
         }
+        for entry in running {
+            if let deadline = expire(entry, now: now) {
+                nearest = min(nearest, deadline)
+            } else {
+                entry.task.cancelExecution()
+            }
+        }
+        let delay = max(Duration.zero, nearest - ContinuousClock.now)
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        Self.timeoutQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.sweepTimeouts() }
     }
 
     /// Marks the entry's task timed out and returns `nil` when a deadline has passed; else its nearest deadline.

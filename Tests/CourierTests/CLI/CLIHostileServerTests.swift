@@ -49,7 +49,7 @@ struct CLIHostileServerTests {
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("did not finish within --max-time 1 s"), "\(result.stderr)")
-        #expect(elapsed < .seconds(10), "\(elapsed)")
+        #expect(elapsed < .seconds(5), "\(elapsed)")
 
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -109,7 +109,7 @@ struct StreamingResponseTests {
     @Test
     func aSlowConsumerIsNotATimeout() async throws {
         var configuration = SessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 4
+        configuration.timeoutIntervalForRequest = 2
         let body = Data(count: 256 * 1024)
         let server = try await RangeServer.start(body, chunkSize: 16 * 1024)
         defer { Task { try await server.stop() } }
@@ -122,7 +122,7 @@ struct StreamingResponseTests {
             total += chunk.count
             if pauses < 1 {
                 pauses += 1
-                try await Task.sleep(for: .milliseconds(6000))
+                try await Task.sleep(for: .milliseconds(3500))
             }
         }
         #expect(total == body.count)

@@ -506,10 +506,9 @@ private final class USTServer: Sendable {
 
     var continuesSent: Int { record.withLock { $0.continues } }
 
-    /// Waits until a request for `path` has arrived. A precondition of the tests, not what they measure: under the
-    /// whole suite's load FoundationNetworking has been seen to take over 5 s to send a request, so the wait is long.
+    /// Waits until a request for `path` has arrived (a precondition of the tests, not what they measure).
     func waitForRequest(to path: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(5)
         while requestCount(for: path) == 0 {
             guard ContinuousClock.now < deadline else { throw USTServerError.noRequest(path) }
             try await Task.sleep(for: .milliseconds(10))
