@@ -156,11 +156,16 @@ final class TaskDelegate: @unchecked Sendable {
     /// Opens the file ``planDownloadFile(_:)`` noted, if any, on ``BlockingIO``'s threads. The work finishes even
     /// when the task is cancelled meanwhile, so the file is then abandoned (deleted, or kept for resume data) as a
     /// file opened earlier would be.
-    func openDownloadFile() async throws {
+    ///
+    /// - Returns: `false` when resume data named a partial file that cannot be continued, so the download starts
+    ///   over in a new file and its request must not ask for a range; `true` otherwise.
+    func openDownloadFile() async throws -> Bool {
         switch state.withLock({ $0.plannedDownloadFile }) {
-        case nil: return
-        case .new: try await beginDownloadFile()
-        case .continuing(let resumeData): _ = try await continueDownloadFile(resumeData)
+        case nil: return true
+        case .new:
+            try await beginDownloadFile()
+            return true
+        case .continuing(let resumeData): return try await continueDownloadFile(resumeData) > 0
         }
     }
 

@@ -35,11 +35,15 @@ struct TaskExchange {
     static func run(
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool, early: CollectedResponse?
     ) async throws {
-        guard let request = task.originalRequest, request.url != nil else {
+        guard var request = task.originalRequest, request.url != nil else {
             if early != nil { delegate.exchange.cancel() }
             throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
         }
-        try await delegate.openDownloadFile()
+        if try await !delegate.openDownloadFile() {
+            // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
+            request.setValue(nil, forHTTPHeaderField: "Range")
+            request.setValue(nil, forHTTPHeaderField: "If-Range")
+        }
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, request: request,
             body: delegate.uploadBody ?? request.httpBody.map { .data($0) }, early: early)
