@@ -51,7 +51,20 @@ import Testing
         #expect(query == "n=1&name=bang&phone%5Bmobile%5D=xx&tags%5B%5D=a&tags%5B%5D=b")
         #expect(get.url?.absoluteString == "https://api.example.com/users?" + query)
         #expect(post.value(forHTTPHeaderField: "Content-Type") == "application/json")
-        #expect(throws: CourierError.self) { try JSONResponseSerializer().serialize(response: response, data: data) }
+        #expect(
+            try JSON(data: post.httpBody ?? Data())
+                == ["name": "bang", "phone": ["mobile": "xx"], "tags": ["a", "b"], "n": 1])
+        #expect(get.value(forHTTPHeaderField: "Authorization") == "Basic dXNlcjpzZWNyZXQ=")
+        // What the example's catch block prints.
+        do {
+            _ = try JSONResponseSerializer().serialize(response: response, data: data)
+            Issue.record("the 422 was accepted")
+        } catch let error as CourierError {
+            #expect(error.errorCode == -1011)
+            #expect(error.localizedDescription == "Request failed: client error (422)")
+            #expect((error.serializedObject as? JSON)?["error"]?.stringValue == "name taken")
+            #expect(error.responseData?.count == data?.count)
+        }
     }
 
     @Test func readmeExampleMatchesTheTestVerbatim() throws {

@@ -301,7 +301,6 @@ open class SessionManager: @unchecked Sendable {
     }
 
     /// Stops the manager: new tasks complete at once with a cancellation error, running tasks are cancelled when
-    /// `cancelingTasks` is `true` and otherwise finish normally.
     /// `cancelingTasks` is `true` and otherwise finish normally. Once the last task has completed, the
     /// ``SessionHooks/sessionDidBecomeInvalid`` hook runs, ``Foundation/Notification/Name/sessionDidInvalidate`` is
     /// posted, monitors hear of it and ``events()`` ends.

@@ -260,7 +260,7 @@ struct HostileServerTests {
             }
             task.resume()
             try await waitUntil { finished.withLock { !$0.isEmpty } }
-            try await Task.sleep(for: .milliseconds(200))
+            await manager.settle()
             #expect(finished.withLock { $0.count } == 1)
             #expect(finished.withLock { $0.first.flatMap { $0 } } is CourierError)
         }

@@ -380,7 +380,7 @@ struct HTTPBinIntegrationTests {
         await withCheckedContinuation { continuation in
             group.notify(queue: .global()) { continuation.resume() }
         }
-        try await Task.sleep(for: .milliseconds(200))
+        await client.settle()
         #expect(completions.value.count == 200)
         #expect(completions.value.values.allSatisfy { $0 == 1 })
         #expect(client.tasks.isEmpty)

@@ -85,7 +85,7 @@ import Testing
         task.resume()
         let error = try await done.value()
         #expect((error as? CourierError)?.errorCode == -999)
-        try await Task.sleep(for: .milliseconds(100))
+        await manager.settle()
         #expect(calls.value == 1)
         #expect(task.state == .completed)
         #expect(manager.tasks.isEmpty)
