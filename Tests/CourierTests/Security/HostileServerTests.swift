@@ -440,19 +440,7 @@ func withHostile(
     _ body: (FaultServer, HTTPSessionManager) async throws -> Void
 ) async throws {
     let server = try await FaultServer.start(behaviour)
-    let transport = kind.make()
-    let manager = HTTPSessionManager(configuration: configuration, transport: transport)
-    do {
-        try await body(server, manager)
-    } catch {
-        manager.invalidate(cancelingTasks: true)
-        await transport.shutdown()
-        try? await server.stop()
-        throw error
-    }
-    manager.invalidate(cancelingTasks: true)
-    await transport.shutdown()
-    try? await server.stop()
+    try await withSession(server, kind, configuration: configuration) { manager in try await body(server, manager) }
 }
 
 /// A Unix-domain socket that answers any request with `200 OK` and counts its connections: the local service a

@@ -178,16 +178,7 @@ private func withClient(
     _ body: (HTTPSessionManager, FaultServer) async throws -> Void
 ) async throws {
     let server = try await FaultServer.start(behaviour)
-    let transport = kind.make()
-    let client = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration, transport: transport)
-    var failure: (any Error)?
-    do {
+    try await withSession(server, kind, baseURL: server.baseURL, configuration: configuration) { client in
         try await body(client, server)
-    } catch {
-        failure = error
     }
-    client.invalidate(cancelingTasks: true)
-    await transport.shutdown()
-    try? await server.stop()
-    if let failure { throw failure }
 }

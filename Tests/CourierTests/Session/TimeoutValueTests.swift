@@ -52,7 +52,7 @@ struct TimeoutValueTests {
     func unlimitedTimeout(_ kind: FaultTransportKind, _ timeout: Case) async throws {
         let server = try await FaultServer.start(.respond(FaultServer.ok("fine"), close: false))
         let (configuration, request) = timeout.setting.apply(timeout.value, url: server.baseURL)
-        try await withSession(server, kind, configuration) { manager in
+        try await withSession(server, kind, configuration: configuration) { manager in
             // The async API (a collected exchange) …
             let response = try await manager.send(request, serializer: HTTPResponseSerializer())
             #expect(response.statusCode == 200)
@@ -78,7 +78,7 @@ struct TimeoutValueTests {
         // A server that never answers: only the timeout can end the task.
         let server = try await FaultServer.start(.slow(headAfter: nil))
         let (configuration, request) = timeout.setting.apply(timeout.value, url: server.baseURL)
-        try await withSession(server, kind, configuration) { manager in
+        try await withSession(server, kind, configuration: configuration) { manager in
             let clock = ContinuousClock()
             let start = clock.now
             let error = await thrownCourierError {
@@ -88,24 +88,5 @@ struct TimeoutValueTests {
             // The session checks timeouts at least every 250 ms; the defaults would wait 60 s or 7 days.
             #expect(clock.now - start < .seconds(3))
         }
-    }
-
-    /// Runs `body` with a manager on a new transport of `kind`, then tears it and `server` down.
-    private func withSession(
-        _ server: FaultServer, _ kind: FaultTransportKind, _ configuration: SessionConfiguration,
-        _ body: (HTTPSessionManager) async throws -> Void
-    ) async throws {
-        let transport = kind.make()
-        let manager = HTTPSessionManager(configuration: configuration, transport: transport)
-        var failure: (any Error)?
-        do {
-            try await body(manager)
-        } catch {
-            failure = error
-        }
-        manager.invalidate(cancelingTasks: true)
-        await transport.shutdown()
-        try? await server.stop()
-        if let failure { throw failure }
     }
 }
