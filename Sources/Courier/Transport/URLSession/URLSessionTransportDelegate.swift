@@ -358,12 +358,14 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
+        guard let (url, uploadFile) = tasks.withLock({ $0[id].map { ($0.url, $0.uploadFile) } }) else { return }
         // Deleted before anyone can learn that the task is over.
-        if let file = tasks.withLock({ $0[id]?.uploadFile }) { try? FileManager.default.removeItem(at: file) }
+        if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
+        // Mapped outside the lock that every consumer of every task takes.
+        let mapped = error.map { URLSessionTransport.courierError($0, url: url) }
         let action: Machine.CompletionAction? = tasks.withLock { tasks in
             guard let entry = tasks[id] else { return nil }
-            let action = entry.machine.complete(
-                error: error.map { URLSessionTransport.courierError($0, url: entry.url) })
+            let action = entry.machine.complete(error: mapped)
             if action.forget { tasks[id] = nil }
             return action
         }
