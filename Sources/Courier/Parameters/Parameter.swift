@@ -74,49 +74,22 @@ extension Parameter {
     }
 }
 
-extension Parameter: ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+extension Parameter: ExpressibleByStringLiteral, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
     /// Creates a ``string(_:)`` parameter.
-    public init(stringLiteral value: String) {
-        self = .string(value)
-    }
-}
-
-extension Parameter: ExpressibleByIntegerLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
     /// Creates an ``int(_:)`` parameter.
-    public init(integerLiteral value: Int) {
-        self = .int(value)
-    }
-}
-
-extension Parameter: ExpressibleByFloatLiteral {
+    public init(integerLiteral value: Int) { self = .int(value) }
     /// Creates a ``double(_:)`` parameter.
-    public init(floatLiteral value: Double) {
-        self = .double(value)
-    }
-}
-
-extension Parameter: ExpressibleByBooleanLiteral {
+    public init(floatLiteral value: Double) { self = .double(value) }
     /// Creates a ``bool(_:)`` parameter.
-    public init(booleanLiteral value: Bool) {
-        self = .bool(value)
-    }
-}
-
-extension Parameter: ExpressibleByNilLiteral {
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// Creates ``null``.
-    public init(nilLiteral: ()) {
-        self = .null
-    }
-}
-
-extension Parameter: ExpressibleByArrayLiteral {
+    public init(nilLiteral: ()) { self = .null }
     /// Creates an ``array(_:)`` parameter.
-    public init(arrayLiteral elements: Parameter...) {
-        self = .array(elements)
-    }
-}
-
-extension Parameter: ExpressibleByDictionaryLiteral {
+    public init(arrayLiteral elements: Parameter...) { self = .array(elements) }
     /// Creates a ``dictionary(_:)`` parameter; when a key repeats, the last value wins.
     public init(dictionaryLiteral elements: (String, Parameter)...) {
         self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
