@@ -39,7 +39,7 @@ struct AsyncCallFaultTests {
         }
     }
 
-    @Test("Garbage status line → -1011", arguments: [FaultTransportKind.nio])
+    @Test("Garbage status line → -1011", arguments: FaultTransportKind.all)
     func garbageStatusLine(_ kind: FaultTransportKind) async throws {
         try await withClient(.garbageStatusLine, kind) { client, _ in
             let error = await thrownCourierError {

@@ -64,12 +64,12 @@ struct TaskProgressTests {
         #expect(empty.finish()?.fractionCompleted == 1)
     }
 
-    @Test
-    func aDownloadReportsAtMostEvery50MillisecondsAndEndsAtOne() async throws {
+    @Test(arguments: TestTransports.names)
+    func aDownloadReportsAtMostEvery50MillisecondsAndEndsAtOne(transport: String) async throws {
         let body = Data(count: 2 << 20)
         let server = try await RangeServer.start(body, chunkSize: 8 * 1024, chunkDelay: 0.001)
         defer { Task { try await server.stop() } }
-        let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(transport))
         defer { withExtendedLifetime(manager) {} }
         manager.responseSerializer = HTTPResponseSerializer()
         let reports = Locked([(ContinuousClock.Instant, TaskProgress)]())
