@@ -177,8 +177,8 @@ struct DownloadResumeTests {
         try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
     }
 
-    @Test
-    func aRangePastTheEndFetchesTheWholeResource() async throws {
+    @Test(arguments: transports)
+    func aRangePastTheEndFetchesTheWholeResource(transport: String) async throws {
         let current = Self.randomData(count: 1000, seed: 14)
         let server = try await RangeServer.start(current)
         defer { Task { try await server.stop() } }
@@ -190,7 +190,7 @@ struct DownloadResumeTests {
             url: server.fileURL, temporaryFileURL: partial, bytesOnDisk: 5000, entityTag: "\"v1\"",
             lastModified: nil
         ).encoded()
-        let manager = manager("NIOTransport")
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let (finished, destination) = await resume(manager, resumeData)
         #expect(finished.error == nil)
@@ -199,28 +199,28 @@ struct DownloadResumeTests {
         try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
     }
 
-    @Test
-    func noStrongValidatorMeansNoResumeData() async throws {
+    @Test(arguments: transports)
+    func noStrongValidatorMeansNoResumeData(transport: String) async throws {
         let url = try await HTTPBin.url("drip?numbytes=200&duration=2&delay=0")
-        let manager = manager("NIOTransport")
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let resumeData = try await interruptedDownload(manager, URLRequest(url: url), after: 10)
         #expect(resumeData == nil)
     }
 
-    @Test
-    func cancellingBeforeTheStartGivesNoResumeData() async throws {
+    @Test(arguments: transports)
+    func cancellingBeforeTheStartGivesNoResumeData(transport: String) async throws {
         let url = try await HTTPBin.url("bytes/10")
-        let manager = manager("NIOTransport")
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let task = manager.downloadTask(with: URLRequest(url: url), completionHandler: nil)
         #expect(await task.cancelProducingResumeData() == nil)
         #expect(task.state == .completed)
     }
 
-    @Test
-    func dataThatIsNotResumeDataFailsTheTask() async throws {
-        let manager = manager("NIOTransport")
+    @Test(arguments: transports)
+    func dataThatIsNotResumeDataFailsTheTask(transport: String) async throws {
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let (_, finished) = await run { completion in
             manager.downloadTask(withResumeData: Data("nonsense".utf8), completionHandler: completion)
@@ -272,11 +272,11 @@ struct DownloadResumeTests {
         try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
     }
 
-    @Test
-    func cancellingAnAsyncDownloadCancelsTheTask() async throws {
+    @Test(arguments: transports)
+    func cancellingAnAsyncDownloadCancelsTheTask(transport: String) async throws {
         let server = try await RangeServer.start(Data(count: 1 << 20), chunkSize: 1024, chunkDelay: 0.01)
         defer { Task { try await server.stop() } }
-        let manager = manager("NIOTransport")
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let destination = Self.destination()
         let download = Task { try await manager.download(URLRequest(url: server.fileURL), to: destination) }

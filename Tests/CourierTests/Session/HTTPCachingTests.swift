@@ -13,7 +13,7 @@ import Testing
 struct HTTPCachingTests {
     static let transports = TestTransports.names
 
-    func manager(_ transport: String = "NIOTransport", cache: URLCache? = Self.newCache()) -> SessionManager {
+    func manager(_ transport: String, cache: URLCache? = Self.newCache()) -> SessionManager {
         var configuration = SessionConfiguration.ephemeral
         configuration.urlCache = cache
         let manager = SessionManager(configuration: configuration, transport: TestTransports.make(transport))
@@ -71,17 +71,17 @@ struct HTTPCachingTests {
         #expect(server.requests.map(\.ifNoneMatch) == [nil, "\"v1\"", "\"v1\"", "\"v2\""])
     }
 
-    @Test
-    func theWillCacheHookCanRefuseOrChangeWhatIsStored() async throws {
+    @Test(arguments: transports)
+    func theWillCacheHookCanRefuseOrChangeWhatIsStored(transport: String) async throws {
         let server = try await RangeServer.start(Data("original".utf8), cacheControl: "max-age=60")
         defer { Task { try await server.stop() } }
-        let refusing = manager()
+        let refusing = manager(transport)
         refusing.hooks.willCacheResponse = { _, _ in nil }
         _ = try await get(refusing, URLRequest(url: server.fileURL))
         _ = try await get(refusing, URLRequest(url: server.fileURL))
         #expect(server.requests.count == 2)
 
-        let changing = manager()
+        let changing = manager(transport)
         changing.hooks.willCacheResponse = { _, proposed in
             CachedURLResponse(response: proposed.response, data: Data("changed".utf8), storagePolicy: .allowed)
         }
@@ -90,12 +90,12 @@ struct HTTPCachingTests {
         #expect(server.requests.count == 3)
     }
 
-    @Test
-    func cachePoliciesDecideWhetherTheNetworkIsUsed() async throws {
+    @Test(arguments: transports)
+    func cachePoliciesDecideWhetherTheNetworkIsUsed(transport: String) async throws {
         let body = Data("policy".utf8)
         let server = try await RangeServer.start(body, cacheControl: "max-age=60")
         defer { Task { try await server.stop() } }
-        let manager = manager()
+        let manager = manager(transport)
         var dontLoad = URLRequest(url: server.fileURL)
         dontLoad.cachePolicy = .returnCacheDataDontLoad
         await #expect(throws: CourierError.self) { _ = try await get(manager, dontLoad) }
@@ -109,14 +109,14 @@ struct HTTPCachingTests {
         #expect(server.requests.count == 2)
     }
 
-    @Test
-    func noStoreAndNoCacheAtAllMeanEveryRequestGoesOut() async throws {
+    @Test(arguments: transports)
+    func noStoreAndNoCacheAtAllMeanEveryRequestGoesOut(transport: String) async throws {
         let server = try await RangeServer.start(Data("x".utf8), cacheControl: "no-store, max-age=60")
         defer { Task { try await server.stop() } }
-        let storing = manager()
+        let storing = manager(transport)
         _ = try await get(storing, URLRequest(url: server.fileURL))
         _ = try await get(storing, URLRequest(url: server.fileURL))
-        let uncached = manager(cache: nil)
+        let uncached = manager(transport, cache: nil)
         _ = try await get(uncached, URLRequest(url: server.fileURL))
         #expect(server.requests.count == 3)
     }
@@ -134,8 +134,8 @@ struct HTTPCachingTests {
         #expect(first.1?.isEmpty == false)
     }
 
-    @Test
-    func validatorsOfTheFirstURLAreNotSentWhereARedirectLeads() async throws {
+    @Test(arguments: transports)
+    func validatorsOfTheFirstURLAreNotSentWhereARedirectLeads(transport: String) async throws {
         // A stale entry for a URL that now redirects: its ETag must not reach the redirect's target, which would
         // answer 304 for it and have the stale body delivered for a different resource.
         let first = try await HTTPBin.url("redirect-to?url=/etag/abc")
@@ -146,7 +146,7 @@ struct HTTPCachingTests {
                 headerFields: ["ETag": "abc", "Cache-Control": "no-cache"]))
         cache.storeCachedResponse(
             CachedURLResponse(response: stale, data: Data("stale".utf8)), for: URLRequest(url: first))
-        let manager = manager(cache: cache)
+        let manager = manager(transport, cache: cache)
         let (response, data) = try await get(manager, URLRequest(url: first))
         #expect(response?.statusCode == 200)
         #expect(response?.url?.path == "/etag/abc")

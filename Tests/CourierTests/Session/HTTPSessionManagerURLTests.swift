@@ -71,8 +71,9 @@ import Testing
         second.cancel()
     }
 
-    @Test func cancelBeforeResumeCompletesOnceWithMinus999() async throws {
-        let manager = SessionManager(transport: NIOTransport())
+    @Test(arguments: TestTransports.names)
+    func cancelBeforeResumeCompletesOnceWithMinus999(transport: String) async throws {
+        let manager = SessionManager(transport: TestTransports.make(transport))
         manager.completionQueue = DispatchQueue(label: "test")
         let calls = Locked(0)
         let done = Outcome()
@@ -91,9 +92,10 @@ import Testing
         #expect(manager.tasks.isEmpty)
     }
 
-    @Test func releasingTheManagerCancelsItsTasks() async throws {
+    @Test(arguments: TestTransports.names)
+    func releasingTheManagerCancelsItsTasks(transport: String) async throws {
         let done = Outcome()
-        var manager: SessionManager? = SessionManager(transport: NIOTransport())
+        var manager: SessionManager? = SessionManager(transport: TestTransports.make(transport))
         manager?.completionQueue = DispatchQueue(label: "test")
         weak let weakManager = manager
         let task = manager?.dataTask(with: URLRequest(url: try await HTTPBin.url("delay/10"))) { _, _, error in
@@ -106,8 +108,9 @@ import Testing
         #expect((error as? CourierError)?.errorCode == -999)
     }
 
-    @Test func invalidatedManagerRefusesNewTasks() async throws {
-        let manager = SessionManager(transport: NIOTransport())
+    @Test(arguments: TestTransports.names)
+    func invalidatedManagerRefusesNewTasks(transport: String) async throws {
+        let manager = SessionManager(transport: TestTransports.make(transport))
         manager.completionQueue = DispatchQueue(label: "test")
         manager.invalidate(cancelingTasks: true)
         let done = Outcome()

@@ -35,10 +35,11 @@ struct StreamingResponseTests {
         #expect(streamed.task.error == nil)
     }
 
-    @Test
-    func anHTTPSessionManagerStreamsRelativePaths() async throws {
+    @Test(arguments: transports)
+    func anHTTPSessionManagerStreamsRelativePaths(transport: String) async throws {
         let manager = HTTPSessionManager(
-            baseURL: try await HTTPBin.shared.url(), configuration: .ephemeral, transport: NIOTransport())
+            baseURL: try await HTTPBin.shared.url(), configuration: .ephemeral,
+            transport: TestTransports.make(transport))
         let streamed = try await manager.stream("stream/4", parameters: ["x": "1"])
         var lines: [String] = []
         for try await line in streamed.lines { lines.append(line) }
@@ -108,14 +109,14 @@ struct StreamingResponseTests {
         #expect(streamed.task.state == .completed)
     }
 
-    @Test
-    func aSlowConsumerIsNotATimeout() async throws {
+    @Test(arguments: transports)
+    func aSlowConsumerIsNotATimeout(transport: String) async throws {
         var configuration = SessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 2
         let body = Data(count: 256 * 1024)
         let server = try await RangeServer.start(body, chunkSize: 16 * 1024)
         defer { Task { try await server.stop() } }
-        let manager = manager("NIOTransport", configuration: configuration)
+        let manager = manager(transport, configuration: configuration)
         defer { withExtendedLifetime(manager) {} }
         let streamed = try await manager.stream(URLRequest(url: server.fileURL))
         var total = 0
@@ -131,12 +132,12 @@ struct StreamingResponseTests {
         #expect(streamed.task.error == nil)
     }
 
-    @Test
-    func theCompletionHandlerRunsOnceWithoutAnObject() async throws {
+    @Test(arguments: transports)
+    func theCompletionHandlerRunsOnceWithoutAnObject(transport: String) async throws {
         let url = try await HTTPBin.url("stream/3")
         let outcome = Outcome()
         let calls = Locked(0)
-        let manager = manager("NIOTransport")
+        let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
         let task = manager.dataStreamTask(with: URLRequest(url: url)) { response, object, error in
             calls.withLock { $0 += 1 }

@@ -11,7 +11,9 @@ import NIOPosix
 /// `GET /file` answers `200` with the whole resource, or `206` with `Content-Range` for `Range: bytes=N-` when
 /// `If-Range` is absent or equals the current `ETag`; a range that starts past the end is `416`. The body is written
 /// in `chunkSize` pieces, each after the previous one was flushed to the socket and `chunkDelay` has passed, so a
-/// client that stops reading stops the server too.
+/// client that stops reading stops the server too. At each of `holds` (offsets into the body sent) the body stops
+/// until ``proceed()`` is called: a test can then know what the client has been sent, however far its transport
+/// reads ahead.
 final class RangeServer: Sendable {
     struct Resource: Sendable {
         var data: Data
@@ -28,6 +30,7 @@ final class RangeServer: Sendable {
     private let resource: Locked<Resource>
     /// The `Range`, `If-Range` and `If-None-Match` headers of every request, in order.
     private let log: Locked<[RequestRecord]>
+    private let gate: Gate
 
     /// What the server saw of one request.
     struct RequestRecord: Sendable {
@@ -38,30 +41,39 @@ final class RangeServer: Sendable {
 
     private init(
         channel: any Channel, port: Int, fileURL: URL, resource: Locked<Resource>,
-        log: Locked<[RequestRecord]>
+        log: Locked<[RequestRecord]>, gate: Gate
     ) {
         self.channel = channel
         self.port = port
         self.fileURL = fileURL
         self.resource = resource
         self.log = log
+        self.gate = gate
     }
 
     /// Starts serving `data` with entity tag `entityTag` (and `Cache-Control: cacheControl` when given).
     ///
-    /// A request whose `If-None-Match` equals the entity tag is answered `304 Not Modified`.
+    /// A request whose `If-None-Match` equals the entity tag is answered `304 Not Modified`. `holds` are body
+    /// offsets, in increasing order and multiples of `chunkSize`, where the body waits for ``proceed()``.
     static func start(
         _ data: Data, entityTag: String = "\"v1\"", cacheControl: String? = nil, chunkSize: Int = 16 * 1024,
-        chunkDelay: TimeInterval = 0
+        chunkDelay: TimeInterval = 0, holds: [Int] = []
     ) async throws -> RangeServer {
         let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
         let log = Locked([RequestRecord]())
+        let gate = Gate(holds: holds)
         let delay = TimeAmount.nanoseconds(Int64(chunkDelay * 1_000_000_000))
         let (channel, port, url) = try await LoopbackServer.bind(path: "file") { pipeline in
             try pipeline.configureHTTPServerPipeline()
-            try pipeline.addHandler(RangeHandler(resource: resource, log: log, chunkSize: chunkSize, chunkDelay: delay))
+            try pipeline.addHandler(
+                RangeHandler(resource: resource, log: log, gate: gate, chunkSize: chunkSize, chunkDelay: delay))
         }
-        return RangeServer(channel: channel, port: port, fileURL: url, resource: resource, log: log)
+        return RangeServer(channel: channel, port: port, fileURL: url, resource: resource, log: log, gate: gate)
+    }
+
+    /// Lets the body go on past the next of `holds`, now if it is waiting there, or as soon as it gets there.
+    func proceed() {
+        gate.proceed()
     }
 
     /// Replaces the resource (a new version with a new entity tag).
@@ -78,6 +90,57 @@ final class RangeServer: Sendable {
     }
 }
 
+/// Where a ``RangeServer``'s body waits for ``RangeServer/proceed()``.
+private final class Gate: Sendable {
+    private struct State {
+        /// The offsets not passed yet, in order.
+        var holds: [Int]
+        /// How many of them ``proceed()`` has opened ahead of the body getting there.
+        var opened = 0
+        /// The body's next step, when it is waiting at `holds[0]`.
+        var waiting: Waiting?
+    }
+
+    private struct Waiting: Sendable {
+        let loop: any EventLoop
+        let next: NIOLoopBound<() -> Void>
+    }
+
+    private let state: Locked<State>
+
+    init(holds: [Int]) {
+        state = Locked(State(holds: holds))
+    }
+
+    /// Runs `next` now, unless `offset` is a hold that has not been opened yet: then when it is.
+    func pass(_ offset: Int, on loop: any EventLoop, _ next: @escaping () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.holds.first == offset else { return true }
+            if state.opened > 0 {
+                state.opened -= 1
+                state.holds.removeFirst()
+                return true
+            }
+            state.waiting = Waiting(loop: loop, next: NIOLoopBound(next, eventLoop: loop))
+            return false
+        }
+        if now { next() }
+    }
+
+    func proceed() {
+        let waiting = state.withLock { state -> Waiting? in
+            guard let waiting = state.waiting else {
+                state.opened += 1
+                return nil
+            }
+            state.waiting = nil
+            state.holds.removeFirst()
+            return waiting
+        }
+        if let waiting { waiting.loop.execute { waiting.next.value() } }
+    }
+}
+
 /// Answers `GET /file` per ``RangeServer``. Runs on its channel's event loop only.
 private final class RangeHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -85,16 +148,18 @@ private final class RangeHandler: ChannelInboundHandler {
 
     private let resource: Locked<RangeServer.Resource>
     private let log: Locked<[RangeServer.RequestRecord]>
+    private let gate: Gate
     private let chunkSize: Int
     private let chunkDelay: TimeAmount
     private var head: HTTPRequestHead?
 
     init(
-        resource: Locked<RangeServer.Resource>, log: Locked<[RangeServer.RequestRecord]>, chunkSize: Int,
-        chunkDelay: TimeAmount
+        resource: Locked<RangeServer.Resource>, log: Locked<[RangeServer.RequestRecord]>, gate: Gate,
+        chunkSize: Int, chunkDelay: TimeAmount
     ) {
         self.resource = resource
         self.log = log
+        self.gate = gate
         self.chunkSize = chunkSize
         self.chunkDelay = chunkDelay
     }
@@ -157,8 +222,12 @@ private final class RangeHandler: ChannelInboundHandler {
         writeBody(context, Data(body), from: 0)
     }
 
-    /// Writes the next chunk once the previous one has gone out and the delay has passed.
+    /// Writes the next chunk once the previous one has gone out, the delay has passed and the gate lets it.
     private func writeBody(_ context: ChannelHandlerContext, _ body: Data, from offset: Int) {
+        gate.pass(offset, on: context.eventLoop) { self.writeChunk(context, body, from: offset) }
+    }
+
+    private func writeChunk(_ context: ChannelHandlerContext, _ body: Data, from offset: Int) {
         guard offset < body.count else {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return
