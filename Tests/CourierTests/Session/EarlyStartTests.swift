@@ -144,11 +144,11 @@ struct EarlyStartTests {
 
     @Test(arguments: TestTransports.names)
     func aRefusedConnectionFailsTheCallWithTheRequestAttached(transport: String) async throws {
-        // A port that was free a moment ago and has nothing listening on it now.
-        let (channel, port, base) = try await LoopbackServer.bind(path: "") { _ in }
-        try await channel.close()
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let client = HTTPSessionManager(
-            baseURL: base, configuration: .ephemeral, transport: TestTransports.make(transport))
+            baseURL: refusing.baseURL, configuration: .ephemeral, transport: TestTransports.make(transport))
         let error = await thrownCourierError { try await client.get("refused", parameters: ["a": "1"], as: JSON.self) }
         #expect(error?.errorCode == -1004, "\(String(describing: error))")
         #expect(error?.context?.request?.url?.absoluteString == "http://127.0.0.1:\(port)/refused?a=1")

@@ -135,26 +135,9 @@ final class NginxTLS: Sendable {
         throw NginxError.didNotStart(log)
     }
 
+    /// A port free a moment ago (nginx binds it next; if another server took it meanwhile, nginx fails to start).
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw NginxError.noPort }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw NginxError.noPort }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw NginxError.noPort }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try RefusingPort().port
     }
 
     static func canConnect(port: Int) -> Bool {

@@ -265,9 +265,10 @@ import Testing
 
     @Test(arguments: USTTransportKind.allCases)
     func connectionRefusedIsCannotConnect(_ kind: USTTransportKind) async throws {
-        let port = try await USTServer.closedPort()
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
         let transport = kind.make(connectTimeout: 2)
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/hello"))
+        let url = try #require(URL(string: "http://127.0.0.1:\(refusing.port)/hello"))
         let error = await thrownCourierError { _ = try await transport.send(TransportRequest(method: "GET", url: url)) }
         await transport.shutdown()
         #expect(error?.errorCode == -1004)
@@ -490,12 +491,6 @@ private final class USTServer: Sendable {
     }
 
     /// A port nothing listens on: bound, then closed.
-    static func closedPort() async throws -> Int {
-        let server = try await start()
-        await server.stop()
-        return server.port
-    }
-
     func url(_ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
     }
