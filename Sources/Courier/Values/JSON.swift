@@ -206,6 +206,7 @@ extension JSON: Hashable {
         }
     }
 
+    /// Hashes the value so that values equal under ``==(_:_:)`` hash alike (numbers by value, whatever their case).
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
