@@ -14,10 +14,7 @@ final class RefusingPort: Sendable {
     init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RefusingPortError() }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        var address = Self.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -30,6 +27,15 @@ final class RefusingPort: Sendable {
         }
         self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The IPv4 address 127.0.0.1:`port`, for `bind` and `connect`.
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+        return address
     }
 
     /// `http://127.0.0.1:<port>/`.
