@@ -5,6 +5,7 @@
 #   bash Benchmarks/run.sh --repeat 9      # any further arguments go to CourierBench
 #   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
 #   bash Benchmarks/run.sh --stages        # where Courier's time goes, without a network (see README.md)
+#   BENCH_WRAP="perf record -g -o /tmp/p.data" bash Benchmarks/run.sh …   # run it under a profiler
 #   GUEST_HALT_POLL_NS=200000 bash Benchmarks/run.sh   # diagnostic: the guest's idle vCPUs poll before halting
 #                                                     # (restored on exit; see README.md, "Machine")
 #
@@ -93,4 +94,5 @@ fi
 
 # --- the benchmark --------------------------------------------------------------------------------------------
 echo
-"$BIN" --url "$BASE_URL" --path 1k.json "$@"
+# BENCH_WRAP runs the benchmark under a tool, e.g. BENCH_WRAP="perf record -e cpu-clock -F 4000 -g -o /tmp/perf.data".
+${BENCH_WRAP:-} "$BIN" --url "$BASE_URL" --path 1k.json "$@"

@@ -77,7 +77,7 @@ extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     }
 }
 
-extension String {
+extension StringProtocol {
     /// ASCII case-insensitive equality, as HTTP field names compare.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         let lhs = utf8

@@ -22,11 +22,11 @@ enum URLCheck {
     ///   (a Unix-socket scheme passes when `allowsUnixSockets`); ``CourierError/invalidURL(_:)`` for a missing
     ///   host or a port that is not a number from 1 to 65535.
     static func validate(_ url: URL, allowsUnixSockets: Bool, request: URLRequest? = nil) throws {
-        let scheme = url.scheme ?? ""
-        if isWebScheme(scheme) {
+        if hasWebScheme(url) {
             try validateAuthority(of: url)
             return
         }
+        let scheme = url.scheme ?? ""
         let context = CourierError.Context(request: request)
         guard unixSocketSchemes.contains(scheme.lowercased()) else {
             throw CourierError.unsupportedURL(
@@ -46,7 +46,7 @@ enum URLCheck {
     /// may wrap or drop a large one.
     static func validateAuthority(of url: URL) throws {
         let text = url.absoluteString
-        let isWeb = isWebScheme(url.scheme ?? "")
+        let isWeb = scheme(of: text).map(isWebScheme) ?? false
         var bytes = text.utf8[...]
         // The authority starts after "scheme://".
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
@@ -89,13 +89,37 @@ enum URLCheck {
     }
 
     /// `http` or `https`, in any case: the schemes a request may use, and the only ones a redirect may lead to.
-    private static func isWebScheme(_ scheme: String) -> Bool {
+    private static func isWebScheme(_ scheme: Substring) -> Bool {
         scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https")
     }
 
     /// Whether `url` is `http` or `https`: the only schemes a redirect may lead to (never a Unix socket or another
     /// protocol), and the only ones a request may start early with.
     static func hasWebScheme(_ url: URL) -> Bool {
-        isWebScheme(url.scheme ?? "")
+        scheme(of: url.absoluteString).map(isWebScheme) ?? false
+    }
+
+    /// Whether `url` is `https`, in any case.
+    static func isHTTPS(_ url: URL) -> Bool {
+        scheme(of: url.absoluteString)?.caseInsensitiveEquals("https") ?? false
+    }
+
+    /// The scheme of an absolute URL's text, as `URL.scheme` gives it (a letter, then letters, digits, `+`, `-` or
+    /// `.`, up to the first colon), or `nil` when it has none. Read from the text because Foundation's `URL.scheme`
+    /// makes a new string on each call, and every request asks several times.
+    static func scheme(of text: String) -> Substring? {
+        var end = text.utf8.startIndex
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ":") {
+                return end == text.utf8.startIndex ? nil : Substring(text.utf8[..<end])
+            }
+            let isLetter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+            let isOther =
+                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            guard isLetter || (isOther && end != text.utf8.startIndex) else { return nil }
+            end = text.utf8.index(after: end)
+        }
+        return nil
     }
 }

@@ -168,7 +168,7 @@ struct ParameterTreeEncoder: Encoder {
 
 // MARK: - Containers
 
-struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, KeyedLeafEncoding {
     let node: EncodingNode
     let options: ParameterEncoder
     let codingPath: [any CodingKey]
@@ -177,35 +177,14 @@ struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         options.keyEncodingStrategy.convert(key.stringValue)
     }
 
-    private func setLeaf(_ value: Parameter, forKey key: Key) {
+    func setLeaf(_ value: Parameter, forKey key: Key) {
         node.setChild(EncodingNode(.leaf(value)), forKey: name(key))
     }
 
-    mutating func encodeNil(forKey key: Key) throws { setLeaf(.null, forKey: key) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { setLeaf(.bool(value), forKey: key) }
-    mutating func encode(_ value: String, forKey key: Key) throws { setLeaf(.string(value), forKey: key) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { setLeaf(.double(value), forKey: key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws {
-        setLeaf(.double(ParameterTreeEncoder.double(value)), forKey: key)
-    }
-    mutating func encode(_ value: Int, forKey key: Key) throws { setLeaf(.int(value), forKey: key) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
-
-    private func encodeInteger(_ value: some BinaryInteger, forKey key: Key) throws {
-        setLeaf(try ParameterTreeEncoder.integer(value, codingPath: codingPath + [key]), forKey: key)
-    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let child = EncodingNode()
@@ -255,7 +234,7 @@ struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 }
 
-struct UnkeyedContainer: UnkeyedEncodingContainer {
+struct UnkeyedContainer: UnkeyedEncodingContainer, LeafEncoding {
     let node: EncodingNode
     let options: ParameterEncoder
     let codingPath: [any CodingKey]
@@ -265,33 +244,15 @@ struct UnkeyedContainer: UnkeyedEncodingContainer {
     /// The key of the next element, for coding paths.
     private var nextKey: AnyCodingKey { AnyCodingKey(intValue: node.count) }
 
-    private func append(_ value: Parameter) {
-        node.append(EncodingNode(.leaf(value)))
-    }
+    /// The path of the element a leaf becomes.
+    var leafPath: [any CodingKey] { codingPath + [nextKey] }
 
-    mutating func encodeNil() throws { append(.null) }
-    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
-    mutating func encode(_ value: String) throws { append(.string(value)) }
-    mutating func encode(_ value: Double) throws { append(.double(value)) }
-    mutating func encode(_ value: Float) throws { append(.double(ParameterTreeEncoder.double(value))) }
-    mutating func encode(_ value: Int) throws { append(.int(value)) }
-    mutating func encode(_ value: Int8) throws { try encodeInteger(value) }
-    mutating func encode(_ value: Int16) throws { try encodeInteger(value) }
-    mutating func encode(_ value: Int32) throws { try encodeInteger(value) }
-    mutating func encode(_ value: Int64) throws { try encodeInteger(value) }
+    func encodeLeaf(_ value: Parameter) { node.append(EncodingNode(.leaf(value))) }
+
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     mutating func encode(_ value: Int128) throws { try encodeInteger(value) }
-    mutating func encode(_ value: UInt) throws { try encodeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { try encodeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { try encodeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { try encodeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
     @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
     mutating func encode(_ value: UInt128) throws { try encodeInteger(value) }
-
-    private func encodeInteger(_ value: some BinaryInteger) throws {
-        append(try ParameterTreeEncoder.integer(value, codingPath: codingPath + [nextKey]))
-    }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let path = codingPath + [nextKey]
@@ -324,36 +285,84 @@ struct UnkeyedContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct SingleValueContainer: SingleValueEncodingContainer {
+struct SingleValueContainer: SingleValueEncodingContainer, LeafEncoding {
     let node: EncodingNode
     let options: ParameterEncoder
     let codingPath: [any CodingKey]
 
-    mutating func encodeNil() throws { node.setLeaf(.null) }
-    mutating func encode(_ value: Bool) throws { node.setLeaf(.bool(value)) }
-    mutating func encode(_ value: String) throws { node.setLeaf(.string(value)) }
-    mutating func encode(_ value: Double) throws { node.setLeaf(.double(value)) }
-    mutating func encode(_ value: Float) throws { node.setLeaf(.double(ParameterTreeEncoder.double(value))) }
-    mutating func encode(_ value: Int) throws { node.setLeaf(.int(value)) }
+    var leafPath: [any CodingKey] { codingPath }
+
+    func encodeLeaf(_ value: Parameter) { node.setLeaf(value) }
+
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: Int128) throws { try encodeInteger(value) }
+    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+    mutating func encode(_ value: UInt128) throws { try encodeInteger(value) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        try ParameterTreeEncoder(node: node, options: options, codingPath: codingPath).encodeValue(value)
+    }
+}
+
+/// A container that turns each value it is given into one leaf: Codable's unkeyed and single-value containers
+/// require an `encode` per primitive type, written here once for both.
+protocol LeafEncoding {
+    /// The coding path of the leaf the next value becomes, for errors.
+    var leafPath: [any CodingKey] { get }
+    /// Stores the leaf.
+    func encodeLeaf(_ value: Parameter)
+}
+
+extension LeafEncoding {
+    mutating func encodeNil() throws { encodeLeaf(.null) }
+    mutating func encode(_ value: Bool) throws { encodeLeaf(.bool(value)) }
+    mutating func encode(_ value: String) throws { encodeLeaf(.string(value)) }
+    mutating func encode(_ value: Double) throws { encodeLeaf(.double(value)) }
+    mutating func encode(_ value: Float) throws { encodeLeaf(.double(ParameterTreeEncoder.double(value))) }
+    mutating func encode(_ value: Int) throws { encodeLeaf(.int(value)) }
     mutating func encode(_ value: Int8) throws { try encodeInteger(value) }
     mutating func encode(_ value: Int16) throws { try encodeInteger(value) }
     mutating func encode(_ value: Int32) throws { try encodeInteger(value) }
     mutating func encode(_ value: Int64) throws { try encodeInteger(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: Int128) throws { try encodeInteger(value) }
     mutating func encode(_ value: UInt) throws { try encodeInteger(value) }
     mutating func encode(_ value: UInt8) throws { try encodeInteger(value) }
     mutating func encode(_ value: UInt16) throws { try encodeInteger(value) }
     mutating func encode(_ value: UInt32) throws { try encodeInteger(value) }
     mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
-    @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
-    mutating func encode(_ value: UInt128) throws { try encodeInteger(value) }
 
-    private func encodeInteger(_ value: some BinaryInteger) throws {
-        node.setLeaf(try ParameterTreeEncoder.integer(value, codingPath: codingPath))
+    func encodeInteger(_ value: some BinaryInteger) throws {
+        encodeLeaf(try ParameterTreeEncoder.integer(value, codingPath: leafPath))
     }
+}
 
-    mutating func encode<T: Encodable>(_ value: T) throws {
-        try ParameterTreeEncoder(node: node, options: options, codingPath: codingPath).encodeValue(value)
+/// ``LeafEncoding`` for the keyed container, whose every `encode` names a key.
+protocol KeyedLeafEncoding {
+    associatedtype Key: CodingKey
+    var codingPath: [any CodingKey] { get }
+    /// Stores the leaf under `key`.
+    func setLeaf(_ value: Parameter, forKey key: Key)
+}
+
+extension KeyedLeafEncoding {
+    mutating func encodeNil(forKey key: Key) throws { setLeaf(.null, forKey: key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { setLeaf(.bool(value), forKey: key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { setLeaf(.string(value), forKey: key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { setLeaf(.double(value), forKey: key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        setLeaf(.double(ParameterTreeEncoder.double(value)), forKey: key)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { setLeaf(.int(value), forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+
+    func encodeInteger(_ value: some BinaryInteger, forKey key: Key) throws {
+        setLeaf(try ParameterTreeEncoder.integer(value, codingPath: codingPath + [key]), forKey: key)
     }
 }

@@ -34,7 +34,7 @@ public struct SecurityPolicies: Sendable, Hashable {
     /// - Throws: ``CourierError/serverTrustEvaluationFailed(host:reason:)`` for an `https` host without a policy
     ///   when ``allHostsMustBeEvaluated`` is `true`.
     public func policy(for url: URL) throws -> SecurityPolicy {
-        guard url.scheme?.lowercased() == "https" else { return .default }
+        guard URLCheck.isHTTPS(url) else { return .default }
         let host = (url.host ?? "").lowercased()
         if let policy = hostPolicies[host] { return policy }
         if allHostsMustBeEvaluated {

@@ -33,25 +33,25 @@ extension SessionCore {
     }
 
     /// Completes a task of the callback API that failed, exactly once: the download's file is abandoned, then
-    /// ``deliver(_:delegate:object:error:userInfo:afterward:)``.
+    /// ``deliver(_:delegate:object:error:payload:afterward:)``.
     func finish(_ task: SessionTask, delegate: TaskDelegate, error: any Error) {
         guard markCompleted(task, delegate: delegate, error: error) else { return }
         delegate.stream?.finish(error)
         let isDownload = delegate.isDownload
         delegate.abandonDownloadFile(request: task.currentRequest, response: task.response)
         deliver(
-            task, delegate: delegate, object: nil, error: error, userInfo: isDownload ? [:] : responseData(delegate))
+            task, delegate: delegate, object: nil, error: error, payload: isDownload ? .none : responseData(delegate))
     }
 
     /// Completes a task of the callback API that succeeded, exactly once: serialization (in the runner, off the
     /// transport's threads, as AFNetworking's processing queue is), the download's file (moved on
-    /// ``BlockingIO``'s threads), then ``deliver(_:delegate:object:error:userInfo:afterward:)``.
+    /// ``BlockingIO``'s threads), then ``deliver(_:delegate:object:error:payload:afterward:)``.
     func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async {
         guard markCompleted(task, delegate: delegate, error: nil) else { return }
         delegate.stream?.finish(nil)
         delegate.dropResumeDataRequest()
         if delegate.stream != nil {
-            deliver(task, delegate: delegate, object: nil, error: nil, userInfo: [:])
+            deliver(task, delegate: delegate, object: nil, error: nil, payload: .none)
             return
         }
         if let temporaryURL = delegate.finishDownloadFile() {
@@ -61,12 +61,12 @@ extension SessionCore {
         let data = delegate.receivedData
         do {
             let object = try serialize(data, of: task, with: delegate.serializer)
-            deliver(task, delegate: delegate, object: object, error: nil, userInfo: responseData(delegate))
+            deliver(task, delegate: delegate, object: object, error: nil, payload: responseData(delegate))
         } catch {
             // As AFNetworking does, an unacceptable status still hands over the body it could parse.
             let failure = attachingRequest(of: task, to: error)
             let parsed = (failure as? CourierError).flatMap { $0.errorCode == -1011 ? $0.serializedObject : nil }
-            deliver(task, delegate: delegate, object: parsed, error: failure, userInfo: responseData(delegate))
+            deliver(task, delegate: delegate, object: parsed, error: failure, payload: responseData(delegate))
         }
     }
 
@@ -91,7 +91,9 @@ extension SessionCore {
     func markCompleted(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) -> Bool {
         guard task.markCompleted(error: error) else { return false }
         unregister(task)
-        events.send(.completed(task, metrics(of: task, delegate: delegate), error: error))
+        // Metrics cost a clock read and a lock; only monitors get them.
+        let metrics = events.hasMonitors ? metrics(of: task, delegate: delegate) : nil
+        events.send(.completed(task, metrics, error: error))
         return true
     }
 
@@ -100,14 +102,13 @@ extension SessionCore {
     /// notification, ``SessionManager/events()`` and monitors get it; `afterward` runs once all of that is done.
     func deliver(
         _ task: SessionTask, delegate: TaskDelegate, object: (any Sendable)?, error: (any Error)?,
-        userInfo: [String: any Sendable], afterward: (@Sendable () -> Void)? = nil
+        payload: CompletionUserInfo.Payload, afterward: (@Sendable () -> Void)? = nil
     ) {
         delegate.finishProgress(succeeded: error == nil)
         let complete: @Sendable () -> Void = {
             delegate.completion?(task.response, object, error)
-            var info = Self.completionInfo(
-                serializer: delegate.serializer, object: object, error: error, room: userInfo.count)
-            for (key, value) in userInfo { info[key] = value }
+            let info = CompletionUserInfo.make(
+                serializer: delegate.serializer, object: object, error: error, payload: payload)
             self.events.send(.serialized(task, object: object, error: error, userInfo: info))
             afterward?()
             self.delivered(task)
@@ -118,8 +119,8 @@ extension SessionCore {
     }
 
     /// The response body for the did-complete notification's user info.
-    func responseData(_ delegate: TaskDelegate) -> [String: any Sendable] {
-        [SessionNotificationKey.responseData: delegate.receivedData]
+    func responseData(_ delegate: TaskDelegate) -> CompletionUserInfo.Payload {
+        .responseData(delegate.receivedData)
     }
 
     /// A serializer's error with the request it answered attached.
@@ -136,17 +137,5 @@ extension SessionCore {
             taskInterval: DateInterval(start: min(start, end), end: end), redirectCount: redirects,
             exchangeCount: exchanges, countOfBytesSent: task.countOfBytesSent,
             countOfBytesReceived: task.countOfBytesReceived)
-    }
-
-    /// The did-complete notification's user info, with `room` for more keys. Built as the type NotificationCenter
-    /// takes, so posting converts nothing.
-    private static func completionInfo(
-        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, room: Int
-    ) -> [AnyHashable: Any] {
-        var info: [AnyHashable: Any] = Dictionary(minimumCapacity: room + 2)
-        info[SessionNotificationKey.responseSerializer] = serializer
-        if let error { info[SessionNotificationKey.error] = error }
-        if let object, error == nil { info[SessionNotificationKey.serializedResponse] = object }
-        return info
     }
 }

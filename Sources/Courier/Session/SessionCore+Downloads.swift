@@ -15,13 +15,12 @@ extension SessionCore {
             // No destination: the file is the caller's to use during the completion handler only.
             deliver(
                 task, delegate: delegate, object: temporaryURL, error: nil,
-                userInfo: [SessionNotificationKey.assetPath: temporaryURL]
+                payload: .assetPath(temporaryURL)
             ) {
                 try? FileManager.default.removeItem(at: temporaryURL)
             }
             return
         }
-        let userInfo: [String: any Sendable] = [SessionNotificationKey.assetPath: destination]
         let options = delegate.downloadOptions
         do {
             // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
@@ -38,15 +37,15 @@ extension SessionCore {
                 reason: "The download could not be moved to \(destination.path).", underlyingError: error,
                 context: CourierError.Context(request: task.currentRequest, response: response))
             events.send(.failedToMoveDownload(task, failure))
-            deliver(task, delegate: delegate, object: destination, error: failure, userInfo: userInfo)
+            deliver(task, delegate: delegate, object: destination, error: failure, payload: .assetPath(destination))
             return
         }
         events.send(.movedDownload(task))
         do {
             try (delegate.serializer as? any ResponseValidating)?.validate(response: response, data: nil)
-            deliver(task, delegate: delegate, object: destination, error: nil, userInfo: userInfo)
+            deliver(task, delegate: delegate, object: destination, error: nil, payload: .assetPath(destination))
         } catch {
-            deliver(task, delegate: delegate, object: destination, error: error, userInfo: userInfo)
+            deliver(task, delegate: delegate, object: destination, error: error, payload: .assetPath(destination))
         }
     }
 

@@ -83,9 +83,9 @@ extension SessionCore {
         if markCompleted(task, delegate: delegate, error: failure) {
             switch outcome {
             case .success(let value):
-                deliver(task, delegate: delegate, object: value.0, error: nil, userInfo: responseData(delegate))
+                deliver(task, delegate: delegate, object: value.0, error: nil, payload: responseData(delegate))
             case .failure(let error):
-                deliver(task, delegate: delegate, object: nil, error: error, userInfo: responseData(delegate))
+                deliver(task, delegate: delegate, object: nil, error: error, payload: responseData(delegate))
             }
         }
         return try outcome.get()

@@ -72,7 +72,7 @@ final class SessionCore: TaskController {
     /// there is one.
     func securityPolicy(for url: URL) throws -> SecurityPolicy {
         var policy = try settings.withLock { $0.securityPolicies }.policy(for: url)
-        if url.scheme?.lowercased() == "https", let hook = serverTrustHook.value { policy.serverTrustHook = hook }
+        if let hook = serverTrustHook.value, URLCheck.isHTTPS(url) { policy.serverTrustHook = hook }
         return policy
     }
 

@@ -123,7 +123,8 @@ final class TaskDelegate: @unchecked Sendable {
             if state.downloadFile != nil {
                 state.downloadFileLength += Int64(chunk.count)
             } else if stream == nil {
-                state.data.append(chunk)
+                // A collected body arrives as one chunk: keep it rather than copy it into an empty buffer.
+                if state.data.isEmpty { state.data = chunk } else { state.data.append(chunk) }
             }
             let completed = state.download.progress.completed + Int64(chunk.count)
             return (state.download.update(completed: completed), state.downloadStreams)

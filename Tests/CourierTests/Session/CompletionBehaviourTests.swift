@@ -112,4 +112,70 @@ import Testing
         await manager.transport.shutdown()
         try await server.stop()
     }
+
+    /// Posts one request with a completion handler and returns the did-complete notification's user info.
+    private func completionUserInfo(
+        _ manager: SessionManager, _ makeTask: (SessionManager) -> SessionTask
+    ) async throws -> [AnyHashable: Any] {
+        let received = Locked<[AnyHashable: Any]?>(nil)
+        let done = Outcome()
+        let task = makeTask(manager)
+        let observer = NotificationCenter.default.addObserver(forName: .taskDidComplete, object: task, queue: nil) {
+            note in
+            nonisolated(unsafe) let info = note.userInfo ?? [:]
+            received.withLock { $0 = info }
+            done.fulfill(nil)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        task.resume()
+        _ = try await done.value()
+        return try #require(received.withLock { $0 })
+    }
+
+    @Test(
+        "The did-complete notification carries AFNetworking's keys: serializer, body, and the object or the error",
+        arguments: TestTransports.names)
+    func completionNotificationUserInfo(transport name: String) async throws {
+        let problem = try await problemServer()
+        let good = try await FaultServer.start(
+            .respond(
+                Data(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"a\":1}".utf8),
+                close: false))
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(name))
+        let success = try await completionUserInfo(manager) {
+            $0.dataTask(with: URLRequest(url: good.baseURL), completionHandler: nil)
+        }
+        #expect(success[SessionNotificationKey.responseSerializer] is JSONResponseSerializer)
+        #expect(success[SessionNotificationKey.responseData] as? Data == Data(#"{"a":1}"#.utf8))
+        #expect((success[SessionNotificationKey.serializedResponse] as? JSON)?["a"]?.intValue == 1)
+        #expect(success[SessionNotificationKey.error] == nil)
+        #expect(success.count == 3)
+
+        // An unacceptable status: the error, not the object it carries, and the body.
+        let failure = try await completionUserInfo(manager) {
+            $0.dataTask(with: URLRequest(url: problem.baseURL), completionHandler: nil)
+        }
+        #expect((failure[SessionNotificationKey.error] as? CourierError)?.errorCode == -1011)
+        #expect(failure[SessionNotificationKey.serializedResponse] == nil)
+        #expect(failure[SessionNotificationKey.responseData] as? Data == Data(Self.problem.utf8))
+        #expect(failure.count == 3)
+
+        // A download: the file's URL instead of the body.
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("info-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: destination) }
+        let download = try await completionUserInfo(manager) {
+            $0.downloadTask(
+                with: URLRequest(url: good.baseURL), destination: { _, _ in destination }, completionHandler: nil)
+        }
+        #expect(download[SessionNotificationKey.assetPath] as? URL == destination)
+        #expect(download[SessionNotificationKey.responseData] == nil)
+        #expect(download[SessionNotificationKey.serializedResponse] as? URL == destination)
+        #expect(download.count == 3)
+
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await problem.stop()
+        try await good.stop()
+    }
 }

@@ -163,10 +163,8 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// Throws unless `url` has a scheme, and, for http and https, a host; and a port from 1 to 65535 when it names
     /// one (NIO traps on a larger one, and a host name wraps it).
     private static func validate(_ url: URL, urlString: @autoclosure () -> String) throws {
-        guard let scheme = url.scheme, !scheme.isEmpty else { throw CourierError.invalidURL(urlString()) }
-        if scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https"), url.host?.isEmpty ?? true {
-            throw CourierError.invalidURL(urlString())
-        }
+        // An http or https URL without a host fails the authority's check.
+        guard URLCheck.scheme(of: url.absoluteString) != nil else { throw CourierError.invalidURL(urlString()) }
         do {
             try URLCheck.validateAuthority(of: url)
         } catch {

@@ -24,7 +24,8 @@ final class SessionEventSink: Sendable {
         case receivedResponse(SessionTask, ResponseHead)
         case receivedData(SessionTask, Data)
         case sentBodyData(SessionTask, bytes: Int64, total: Int64, expected: Int64)
-        case completed(SessionTask, TaskMetrics, error: (any Error)?)
+        /// The metrics are there when the session has monitors, which alone receive them.
+        case completed(SessionTask, TaskMetrics?, error: (any Error)?)
         /// The task's outcome, with the did-complete notification's user info.
         case serialized(SessionTask, object: (any Sendable)?, error: (any Error)?, userInfo: [AnyHashable: Any])
         case movedDownload(SessionTask)
@@ -48,6 +49,9 @@ final class SessionEventSink: Sendable {
             Monitor(monitor: monitor, queue: monitor.queue ?? DispatchQueue(label: "Courier.EventMonitor.\(index)"))
         }
     }
+
+    /// Whether the session has event monitors (fixed when it is made).
+    var hasMonitors: Bool { !monitors.isEmpty }
 
     /// Whether anything watches response heads and body chunks, so the session must report them.
     var watchesExchanges: Bool {
@@ -84,7 +88,7 @@ final class SessionEventSink: Sendable {
             }
         case .completed(let task, let metrics, let error):
             hooks.withLock { $0.didComplete }?(task, error)
-            toMonitors { $0.task(task, didCompleteWith: metrics, error: error) }
+            if let metrics { toMonitors { $0.task(task, didCompleteWith: metrics, error: error) } }
         case .serialized(let task, let object, let error, let userInfo):
             post(.taskDidComplete, object: task, userInfo: userInfo)
             let result: Result<(any Sendable)?, any Error> = error.map { .failure($0) } ?? .success(object)
