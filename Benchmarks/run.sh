@@ -5,6 +5,7 @@
 #   bash Benchmarks/run.sh --repeat 9      # any further arguments go to CourierBench
 #   WRK_SECONDS=0 bash Benchmarks/run.sh   # skip the wrk reference runs
 #   bash Benchmarks/run.sh --stages        # where Courier's time goes, without a network (see README.md)
+#   BENCH_BIN=/other/checkout/Benchmarks/.build/release/CourierBench bash Benchmarks/run.sh   # a prebuilt binary
 #   BENCH_WRAP="perf record -g -o /tmp/p.data" bash Benchmarks/run.sh …   # run it under a profiler
 #   GUEST_HALT_POLL_NS=200000 bash Benchmarks/run.sh   # diagnostic: the guest's idle vCPUs poll before halting
 #                                                     # (restored on exit; see README.md, "Machine")
@@ -65,12 +66,17 @@ BASE_URL="http://127.0.0.1:$PORT/"
 echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json ($(wc -c <"$WORK/www/1k.json") bytes)"
 
 # --- build ----------------------------------------------------------------------------------------------------
-echo "building CourierBench (release)…"
-build_start=$SECONDS
-forget_build_plan
-swift build -c release --package-path "$BENCH_DIR" --product CourierBench
-BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
-echo "built in $((SECONDS - build_start)) s"
+if [[ -n "${BENCH_BIN:-}" ]]; then
+    BIN="$BENCH_BIN"  # a binary built elsewhere, e.g. from another commit for an A/B (see README.md)
+    echo "using $BIN (not rebuilt)"
+else
+    echo "building CourierBench (release)…"
+    build_start=$SECONDS
+    forget_build_plan
+    swift build -c release --package-path "$BENCH_DIR" --product CourierBench
+    BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+    echo "built in $((SECONDS - build_start)) s"
+fi
 
 # --- machine --------------------------------------------------------------------------------------------------
 echo
