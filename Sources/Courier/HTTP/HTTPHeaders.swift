@@ -25,6 +25,7 @@ public struct HTTPHeaders: Sendable, Hashable {
 
     /// Creates a list from fields; a later field replaces an earlier one of the same name.
     public init(_ fields: some Sequence<Field>) {
+        self.fields.reserveCapacity(fields.underestimatedCount)
         for field in fields { self[field.name] = field.value }
     }
 
@@ -42,6 +43,11 @@ public struct HTTPHeaders: Sendable, Hashable {
                 fields.remove(at: index)
             }
         }
+    }
+
+    /// Makes room for `count` fields in all.
+    mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
     }
 
     /// Appends a field even when one of the same name exists, as responses repeat `Set-Cookie`.

@@ -70,20 +70,12 @@ extension SessionCore {
         }
     }
 
-    /// Serializes a body, making Foundation's `HTTPURLResponse` only when the serializer needs one: a
-    /// ``BodyOnlySerializer`` given a response it accepts parses the body alone. Any failure serializes again with
-    /// the response, so errors carry the same context either way.
+    /// Serializes a body through the serializer's head-based entry: the built-in serializers make Foundation's
+    /// `HTTPURLResponse` only for an error's context.
     func serialize<Serializer: ResponseSerializer>(
         _ data: Data, of task: SessionTask, with serializer: Serializer
     ) throws -> Serializer.SerializedObject {
-        if let head = task.head, let bodyOnly = serializer as? any BodyOnlySerializer,
-            let contentType = head.singleContentType,
-            bodyOnly.accepts(statusCode: head.statusCode, contentTypeHeader: contentType, hasBody: !data.isEmpty),
-            let value = try? serializer.serialize(response: nil, data: data)
-        {
-            return value
-        }
-        return try serializer.serialize(response: task.response, data: data)
+        try serializer.serialize(head: task.head, data: data)
     }
 
     /// Marks the task completed, takes it out of the map and sends the completed event with its metrics; `false`

@@ -42,7 +42,7 @@ extension SessionCore {
         }
         events.send(.movedDownload(task))
         do {
-            try (delegate.serializer as? any ResponseValidating)?.validate(response: response, data: nil)
+            try (delegate.serializer as? any ResponseValidating)?.validate(head: task.head, data: nil)
             deliver(task, delegate: delegate, object: destination, error: nil, payload: .assetPath(destination))
         } catch {
             deliver(task, delegate: delegate, object: destination, error: error, payload: .assetPath(destination))

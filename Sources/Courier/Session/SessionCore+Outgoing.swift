@@ -23,7 +23,7 @@ extension SessionCore {
         else { return nil }
         var outgoing = TransportRequest(
             method: plain.method.uppercased(), url: plain.url,
-            headers: transportHeaders(plain.headerFields, url: plain.url, handlesCookies: plain.handlesCookies))
+            headers: transportHeaders(plain.sortedHeaders, url: plain.url, handlesCookies: plain.handlesCookies))
         outgoing.securityPolicy = policy
         return try? transport.startCollecting(
             outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
@@ -36,7 +36,8 @@ extension SessionCore {
     ) -> TransportRequest {
         let fields = request.allHTTPHeaderFields ?? [:]
         let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
-        let headers = transportHeaders(fields, url: url, handlesCookies: request.httpShouldHandleCookies)
+        let headers = transportHeaders(
+            HTTPRequestSerializer.sorted(fields), url: url, handlesCookies: request.httpShouldHandleCookies)
         let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
         delegate.expectUpload(total: total)
         task.mutable.withLock { $0.bytesExpectedToSend = total }
@@ -59,11 +60,10 @@ extension SessionCore {
             })
     }
 
-    /// The header fields a request goes out with: its own (sorted by name, since Foundation hands them out in no
-    /// order), the configuration's additional ones it lacks and the cookies stored for `url`; never a framing field.
-    private func transportHeaders(_ fields: [String: String], url: URL, handlesCookies: Bool) -> HTTPHeaders {
-        var headers = HTTPHeaders(
-            fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaders.Field(name: $0.key, value: $0.value) })
+    /// The header fields a request goes out with: its own (`fields`, sorted by name), the configuration's additional
+    /// ones it lacks and the cookies stored for `url`; never a framing field.
+    private func transportHeaders(_ fields: HTTPHeaders, url: URL, handlesCookies: Bool) -> HTTPHeaders {
+        var headers = fields
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
         }

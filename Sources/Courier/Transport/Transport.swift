@@ -104,15 +104,16 @@ public struct TransportResponse: Sendable {
 
     /// The head as Foundation's `HTTPURLResponse`; repeated fields are joined with `, `.
     public func makeHTTPURLResponse() -> HTTPURLResponse? {
-        var fields: [String: String] = [:]
-        for field in headers {
-            if let existing = fields[field.name] {
-                fields[field.name] = existing + ", " + field.value
-            } else {
-                fields[field.name] = field.value
-            }
-        }
-        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields)
+        ResponseHead.makeHTTPURLResponse(statusCode: statusCode, headers: headers, url: url, httpVersion: httpVersion)
+    }
+}
+
+extension ResponseHead {
+    /// The head of a transport's response.
+    public init(_ response: TransportResponse) {
+        self.init(
+            statusCode: response.statusCode, headers: response.headers, url: response.url,
+            httpVersion: response.httpVersion)
     }
 }
 

@@ -17,11 +17,16 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// Headers added to every request that has no value for the field; starts with `Accept-Language` and
     /// `User-Agent` (see ``DefaultHeaders``).
     public var headers: HTTPHeaders {
-        didSet { defaultFields = Self.fields(of: headers) }
+        didSet {
+            defaultFields = Self.fields(of: headers)
+            sortedDefaultFields = Self.sorted(defaultFields)
+        }
     }
     /// ``headers`` as a fresh request's fields, kept up to date so that a request does not build them again: the
     /// first of several fields with one name wins.
     private var defaultFields: [String: String]
+    /// ``defaultFields`` in the order a request sends them.
+    private var sortedDefaultFields: HTTPHeaders
 
     /// Methods whose parameters go into the URL's query, compared upper-cased. Default `GET`, `HEAD`, `DELETE`.
     public var methodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
@@ -54,6 +59,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
             "User-Agent": DefaultHeaders.userAgent,
         ]
         defaultFields = Self.fields(of: headers)
+        sortedDefaultFields = Self.sorted(defaultFields)
     }
 
     /// Sets a default header; `nil` removes it.
@@ -186,7 +192,14 @@ public struct HTTPRequestSerializer: RequestSerializer {
             if !query.isEmpty { url = try Self.appending(query: query, to: url) }
         }
         return PlainRequest(
-            method: method, url: url, headerFields: defaultFields, handlesCookies: httpShouldHandleCookies ?? true)
+            method: method, url: url, headerFields: defaultFields, sortedHeaders: sortedDefaultFields,
+            handlesCookies: httpShouldHandleCookies ?? true)
+    }
+
+    /// Header fields from a `URLRequest`'s dictionary, sorted by name: Foundation hands them out in no order, and a
+    /// request's fields go out in one.
+    static func sorted(_ fields: [String: String]) -> HTTPHeaders {
+        HTTPHeaders(fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaders.Field(name: $0.key, value: $0.value) })
     }
 
     private static func fields(of headers: HTTPHeaders) -> [String: String] {

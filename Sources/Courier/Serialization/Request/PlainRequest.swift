@@ -10,6 +10,8 @@ struct PlainRequest: Sendable {
     var url: URL
     /// The header fields, as the `URLRequest`'s `allHTTPHeaderFields` would have them.
     var headerFields: [String: String]
+    /// The same fields sorted by name, as a transport request takes them from a `URLRequest`.
+    var sortedHeaders: HTTPHeaders
     /// The `URLRequest`'s `httpShouldHandleCookies`.
     var handlesCookies: Bool
 }

@@ -29,18 +29,25 @@ public struct CompoundResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// The first component's object, or the validated raw body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> (any Sendable)? {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// The first component's object, or the validated raw body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> (any Sendable)? {
         var lastError: (any Error)?
         for serializer in serializers {
             do {
-                let object: any Sendable = try serializer.serialize(response: response, data: data)
+                let object: any Sendable = try serializer.serialize(head: head, data: data)
                 if let unwrapped = Self.unwrap(object) { return unwrapped }
             } catch {
                 lastError = error
             }
         }
-        if let error = validationError(response: response, data: data) {
+        if let error = validationError(head: head, data: data) {
             if case .unacceptableStatusCode(let code, let context, nil) = error, let lastError {
                 throw CourierError.unacceptableStatusCode(code, context: context, underlyingError: lastError)
             }

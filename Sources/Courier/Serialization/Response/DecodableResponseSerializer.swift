@@ -53,17 +53,22 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseVali
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and decodes the body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> T {
-        let decoded = try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and decodes the body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> T {
+        let decoded = try validateAndParse(head: head, data: data, failureReason: unreadableDataReason) {
             try decoder.decode(T.self, from: $0)
         }
         if let decoded { return decoded }
         if let empty = T.self as? any EmptyResponse.Type, let value = empty.emptyValue() as? T { return value }
         throw CourierError.responseSerializationFailed(
             reason: "The response has no body to decode \(T.self) from.",
-            context: CourierError.Context(response: response, data: data), underlyingError: nil)
+            context: CourierError.Context(response: head?.response, data: data), underlyingError: nil)
     }
 }
-
-extension DecodableResponseSerializer: BodyOnlySerializer {}

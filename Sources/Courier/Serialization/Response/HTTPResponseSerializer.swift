@@ -20,9 +20,16 @@ public struct HTTPResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and returns `data` unchanged.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> Data? {
-        try validate(response: response, data: data)
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and returns `data` unchanged.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> Data? {
+        try validate(head: head, data: data)
         return data
     }
 }

@@ -34,10 +34,17 @@ public struct ImageResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and reads the image.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> ImageData? {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and reads the image.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> ImageData? {
         try validateAndParse(
-            response: response, data: data, failureReason: "The data is not an image in a known format."
+            head: head, data: data, failureReason: "The data is not an image in a known format."
         ) { try ImageData(data: $0, scale: imageScale) }
     }
 }

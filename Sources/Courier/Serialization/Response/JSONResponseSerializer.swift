@@ -32,13 +32,18 @@ public struct JSONResponseSerializer: ResponseValidating {
         self.removesKeysWithNullValues = removesKeysWithNullValues
     }
 
-    /// Validates and parses the body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> JSON? {
-        try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) { data in
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and parses the body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> JSON? {
+        try validateAndParse(head: head, data: data, failureReason: unreadableDataReason) { data in
             let json = try JSON(data: data)
             return removesKeysWithNullValues ? json.removingNullValues() : json
         }
     }
 }
-
-extension JSONResponseSerializer: BodyOnlySerializer {}

@@ -22,9 +22,16 @@ public struct PropertyListResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and parses the body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> PropertyList? {
-        try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and parses the body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> PropertyList? {
+        try validateAndParse(head: head, data: data, failureReason: unreadableDataReason) {
             try PropertyList(data: $0)
         }
     }

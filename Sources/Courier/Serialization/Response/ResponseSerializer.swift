@@ -11,10 +11,27 @@ public protocol ResponseSerializer: Sendable {
     /// What the body becomes.
     associatedtype SerializedObject: Sendable
 
-    /// Validates the response and serializes its body.
+    /// Validates the response and serializes its body: the Foundation-facing entry, as AFNetworking's.
     ///
     /// - Throws: ``CourierError`` with the response and data attached when validation or parsing fails.
     func serialize(response: HTTPURLResponse?, data: Data?) throws -> SerializedObject
+
+    /// Validates the response head as the transport delivered it and serializes the body: the entry sessions use.
+    ///
+    /// The built-in serializers read the status and header fields from the head and make Foundation's
+    /// `HTTPURLResponse` (``ResponseHead/response``) only for an error's context. The default implementation calls
+    /// ``serialize(response:data:)`` with that `HTTPURLResponse`, so a serializer written against Foundation works
+    /// unchanged; implement this one too to skip making it.
+    ///
+    /// - Throws: ``CourierError`` with the response and data attached when validation or parsing fails.
+    func serialize(head: ResponseHead?, data: Data?) throws -> SerializedObject
+}
+
+extension ResponseSerializer {
+    /// Calls ``serialize(response:data:)`` with Foundation's form of the head.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> SerializedObject {
+        try serialize(response: head?.response, data: data)
+    }
 }
 
 /// A response serializer that validates status codes and content types as `AFHTTPResponseSerializer` does.
@@ -28,9 +45,14 @@ public protocol ResponseValidating: ResponseSerializer {
 }
 
 extension ResponseValidating {
+    /// Throws the error ``validationError(head:data:)`` finds, if any.
+    public func validate(head: ResponseHead?, data: Data?) throws {
+        if let error = validationError(head: head, data: data) { throw error }
+    }
+
     /// Throws the error ``validationError(response:data:)`` finds, if any.
     public func validate(response: HTTPURLResponse?, data: Data?) throws {
-        if let error = validationError(response: response, data: data) { throw error }
+        try validate(head: response.map(ResponseHead.init), data: data)
     }
 
     /// The validation error for a response, or `nil` when it is valid or its only fault carries no error.
@@ -41,30 +63,34 @@ extension ResponseValidating {
     ///    unacceptable type is not an error.
     /// 2. A status outside ``acceptableStatusCodes`` is an error (code -1011); a content-type error found in step 1
     ///    becomes its underlying error.
-    public func validationError(response: HTTPURLResponse?, data: Data?) -> CourierError? {
-        guard let response else { return nil }
-        let context = CourierError.Context(response: response, data: data)
+    ///
+    /// The head's `HTTPURLResponse` is made only for an error's context.
+    public func validationError(head: ResponseHead?, data: Data?) -> CourierError? {
+        guard let head else { return nil }
         let hasBody = !(data?.isEmpty ?? true)
-        var contentTypeError: CourierError?
+        var contentTypeHeader: String?
+        var contentTypeAccepted = true
         if let acceptable = acceptableContentTypes, hasBody {
-            let header = response.value(forHTTPHeaderField: "Content-Type")
-            if !Self.accepts(contentTypeHeader: header, in: acceptable) {
-                let mime = header.flatMap(ContentType.mimeType(of:))
-                contentTypeError = .unacceptableContentType(mime, acceptable: acceptable, context: context)
-            }
+            contentTypeHeader = head.value(forHTTPHeaderField: "Content-Type")
+            contentTypeAccepted = Self.accepts(contentTypeHeader: contentTypeHeader, in: acceptable)
         }
-        if let acceptable = acceptableStatusCodes, !acceptable.contains(response.statusCode) {
-            return .unacceptableStatusCode(response.statusCode, context: context, underlyingError: contentTypeError)
+        let statusAccepted = acceptableStatusCodes?.contains(head.statusCode) ?? true
+        guard !statusAccepted || !contentTypeAccepted else { return nil }
+        let context = CourierError.Context(response: head.response, data: data)
+        var contentTypeError: CourierError?
+        if !contentTypeAccepted, let acceptable = acceptableContentTypes {
+            let mime = contentTypeHeader.flatMap(ContentType.mimeType(of:))
+            contentTypeError = .unacceptableContentType(mime, acceptable: acceptable, context: context)
+        }
+        if !statusAccepted {
+            return .unacceptableStatusCode(head.statusCode, context: context, underlyingError: contentTypeError)
         }
         return contentTypeError
     }
 
-    /// Whether a response with this status and `Content-Type` header passes ``validationError(response:data:)``,
-    /// without making an `HTTPURLResponse` to ask.
-    func accepts(statusCode: Int, contentTypeHeader: String?, hasBody: Bool) -> Bool {
-        if let acceptable = acceptableStatusCodes, !acceptable.contains(statusCode) { return false }
-        guard let acceptable = acceptableContentTypes, hasBody else { return true }
-        return Self.accepts(contentTypeHeader: contentTypeHeader, in: acceptable)
+    /// ``validationError(head:data:)`` for Foundation's form of a response.
+    public func validationError(response: HTTPURLResponse?, data: Data?) -> CourierError? {
+        validationError(head: response.map(ResponseHead.init), data: data)
     }
 
     private static func lowercased(_ types: Set<String>) -> Set<String> {
@@ -81,12 +107,6 @@ extension ResponseValidating {
         return lowercased(acceptable).contains(mime)
     }
 }
-
-/// A validating serializer whose parsing reads nothing of the response but the body once validation has passed:
-/// given a response that ``ResponseValidating/accepts(statusCode:contentTypeHeader:hasBody:)``, serializing with a
-/// `nil` response gives the same value as with the response. Sessions use this to skip making Foundation's
-/// `HTTPURLResponse` for a valid response; on any error they serialize again with the response, for its context.
-protocol BodyOnlySerializer: ResponseValidating {}
 
 extension IndexSet {
     /// `200..<300`: the status codes AFNetworking accepts by default.
@@ -118,12 +138,12 @@ extension ResponseValidating {
     /// 4. A body that parses under an unacceptable status is thrown as the status error carrying the parsed object,
     ///    so the server's error document can be read (AF #3551).
     public func validateAndParse<Object: Sendable>(
-        response: HTTPURLResponse?,
+        head: ResponseHead?,
         data: Data?,
         failureReason: String,
         parse: (Data) throws -> Object
     ) throws -> Object? {
-        let validationError = validationError(response: response, data: data)
+        let validationError = validationError(head: head, data: data)
         if let validationError, validationError.contains(code: -1016) { throw validationError }
         guard let data, !data.isEffectivelyEmpty else {
             if let validationError { throw validationError }
@@ -133,7 +153,7 @@ extension ResponseValidating {
         do {
             object = try parse(data)
         } catch {
-            let context = CourierError.Context(response: response, data: data)
+            let context = CourierError.Context(response: head?.response, data: data)
             let parseError = CourierError.responseSerializationFailed(
                 reason: failureReason, context: context, underlyingError: error)
             if case .unacceptableStatusCode(let code, let context, _) = validationError {
@@ -143,6 +163,17 @@ extension ResponseValidating {
         }
         if let validationError { throw validationError.withContext { $0.serializedObject = object } }
         return object
+    }
+
+    /// ``validateAndParse(head:data:failureReason:parse:)`` for Foundation's form of a response.
+    public func validateAndParse<Object: Sendable>(
+        response: HTTPURLResponse?,
+        data: Data?,
+        failureReason: String,
+        parse: (Data) throws -> Object
+    ) throws -> Object? {
+        try validateAndParse(
+            head: response.map(ResponseHead.init), data: data, failureReason: failureReason, parse: parse)
     }
 }
 

@@ -27,11 +27,19 @@ public struct StringResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and decodes the body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> String {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and decodes the body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> String {
         let encoding =
-            encoding ?? response?.contentType?.charset.flatMap(StringResponseSerializer.encoding(forCharset:)) ?? .utf8
-        let text = try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) { data in
+            encoding ?? head?.value(forHTTPHeaderField: "Content-Type").flatMap(ContentType.init)?.charset
+            .flatMap(StringResponseSerializer.encoding(forCharset:)) ?? .utf8
+        let text = try validateAndParse(head: head, data: data, failureReason: unreadableDataReason) { data in
             guard let text = String(data: data, encoding: encoding) else { throw TextDecodingError(encoding: encoding) }
             return text
         }

@@ -33,9 +33,16 @@
             self.acceptableContentTypes = acceptableContentTypes
         }
 
-        /// Validates the response and the document's well-formedness.
+        /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
         public func serialize(response: HTTPURLResponse?, data: Data?) throws -> WellFormedXMLDocument? {
-            try validateAndParse(response: response, data: data, failureReason: unreadableDataReason) { data in
+            try serialize(head: response.map(ResponseHead.init), data: data)
+        }
+
+        /// Validates the response and the document's well-formedness.
+        ///
+        /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+        public func serialize(head: ResponseHead?, data: Data?) throws -> WellFormedXMLDocument? {
+            try validateAndParse(head: head, data: data, failureReason: unreadableDataReason) { data in
                 _ = try XML.parse(data)
                 _ = try XMLDocument(data: data, options: options)
                 return WellFormedXMLDocument(data: data, options: options)

@@ -26,8 +26,15 @@ public struct XMLParserResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and parses the body.
+    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
     public func serialize(response: HTTPURLResponse?, data: Data?) throws -> XML? {
-        try validateAndParse(response: response, data: data, failureReason: unreadableDataReason, parse: XML.parse)
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+
+    /// Validates and parses the body.
+    ///
+    /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
+    public func serialize(head: ResponseHead?, data: Data?) throws -> XML? {
+        try validateAndParse(head: head, data: data, failureReason: unreadableDataReason, parse: XML.parse)
     }
 }

@@ -61,39 +61,23 @@ final class SessionEventSink: Sendable {
     /// Hands `event` to everything that watches it.
     func send(_ event: Event) {
         switch event {
-        case .created(let task):
-            toMonitors { $0.taskCreated(task) }
+        case .created, .cancelled, .redirected, .receivedResponse:
+            break
         case .resumed(let task):
             post(.taskDidResume, object: task, userInfo: nil)
             yield(.didResume(task))
-            toMonitors { $0.taskResumed(task) }
         case .suspended(let task):
             post(.taskDidSuspend, object: task, userInfo: nil)
             yield(.didSuspend(task))
-            toMonitors { $0.taskSuspended(task) }
-        case .cancelled(let task):
-            toMonitors { $0.taskCancelled(task) }
-        case .redirected(let task, let response, let request):
-            toMonitors { $0.task(task, willRedirectWith: response, to: request) }
-        case .receivedResponse(let task, let head):
-            guard !monitors.isEmpty, let response = head.response else { return }
-            toMonitors { $0.task(task, didReceiveResponse: response) }
         case .receivedData(let task, let data):
             hooks.withLock { $0.didReceiveData }?(task, data)
-            toMonitors { $0.task(task, didReceiveData: data) }
         case .sentBodyData(let task, let bytes, let total, let expected):
             hooks.withLock { $0.didSendBodyData }?(task, bytes, total, expected)
-            toMonitors {
-                $0.task(task, didSendBodyData: bytes, totalBytesSent: total, totalBytesExpectedToSend: expected)
-            }
-        case .completed(let task, let metrics, let error):
+        case .completed(let task, _, let error):
             hooks.withLock { $0.didComplete }?(task, error)
-            if let metrics { toMonitors { $0.task(task, didCompleteWith: metrics, error: error) } }
         case .serialized(let task, let object, let error, let userInfo):
             post(.taskDidComplete, object: task, userInfo: userInfo)
-            let result: Result<(any Sendable)?, any Error> = error.map { .failure($0) } ?? .success(object)
-            yield(.didComplete(task, result))
-            toMonitors { $0.task(task, didSerializeResponse: result) }
+            yield(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
         case .movedDownload(let task):
             post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
         case .failedToMoveDownload(let task, let error):
@@ -101,8 +85,43 @@ final class SessionEventSink: Sendable {
         case .invalidated(let manager):
             hooks.withLock { $0.sessionDidBecomeInvalid }?(nil)
             NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
+        }
+        // Checked first: the closures handed to monitors would be allocated even for none.
+        if !monitors.isEmpty { forward(event) }
+        if case .invalidated = event { finishEvents() }
+    }
+
+    /// ``send(_:)``'s part for the monitors, each on its queue.
+    private func forward(_ event: Event) {
+        switch event {
+        case .created(let task):
+            toMonitors { $0.taskCreated(task) }
+        case .resumed(let task):
+            toMonitors { $0.taskResumed(task) }
+        case .suspended(let task):
+            toMonitors { $0.taskSuspended(task) }
+        case .cancelled(let task):
+            toMonitors { $0.taskCancelled(task) }
+        case .redirected(let task, let response, let request):
+            toMonitors { $0.task(task, willRedirectWith: response, to: request) }
+        case .receivedResponse(let task, let head):
+            guard let response = head.response else { return }
+            toMonitors { $0.task(task, didReceiveResponse: response) }
+        case .receivedData(let task, let data):
+            toMonitors { $0.task(task, didReceiveData: data) }
+        case .sentBodyData(let task, let bytes, let total, let expected):
+            toMonitors {
+                $0.task(task, didSendBodyData: bytes, totalBytesSent: total, totalBytesExpectedToSend: expected)
+            }
+        case .completed(let task, let metrics, let error):
+            if let metrics { toMonitors { $0.task(task, didCompleteWith: metrics, error: error) } }
+        case .serialized(let task, let object, let error, _):
+            let result: Result<(any Sendable)?, any Error> = error.map { .failure($0) } ?? .success(object)
+            toMonitors { $0.task(task, didSerializeResponse: result) }
+        case .movedDownload, .failedToMoveDownload:
+            break
+        case .invalidated:
             toMonitors { $0.sessionDidBecomeInvalid(error: nil) }
-            finishEvents()
         }
     }
 

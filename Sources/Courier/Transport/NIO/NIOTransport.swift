@@ -369,6 +369,7 @@ extension HTTPHeaders {
     /// AsyncHTTPClient's response fields, in order, repeated names kept.
     fileprivate init(_ fields: NIOHTTP1.HTTPHeaders) {
         self.init()
+        reserveCapacity(fields.count)
         for (name, value) in fields { add(name: name, value: value) }
     }
 
