@@ -9,10 +9,8 @@
 public final class CollectedResponse: Sendable {
     private struct State {
         var result: Result<TransportResponse, any Error>?
-        /// The caller, suspended until the result (or an early head) arrives. Unsafe rather than checked: a checked
-        /// continuation allocates on every wait, and this one is resumed exactly once by construction (it is taken
-        /// out of this state, under the lock, by whoever resumes it).
-        var waiter: UnsafeContinuation<Result<TransportResponse, any Error>?, Never>?
+        /// The caller, suspended until the result (or an early head) arrives.
+        var waiter: CheckedContinuation<Result<TransportResponse, any Error>?, Never>?
         var delivered = false
     }
 
@@ -32,7 +30,7 @@ public final class CollectedResponse: Sendable {
 
     /// The transport's result: the response with its whole body, or a ``CourierError``. Later calls are ignored.
     public func complete(_ result: Result<TransportResponse, any Error>) {
-        let waiter = state.withLock { state -> UnsafeContinuation<Result<TransportResponse, any Error>?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
             guard state.result == nil else { return nil }
             state.result = result
             guard let waiter = state.waiter else { return nil }
@@ -46,7 +44,7 @@ public final class CollectedResponse: Sendable {
     /// The head of a small response is in and its body follows at once: wakes a waiting caller early, so its
     /// wake-up overlaps the rest of the exchange.
     public func headArrived() {
-        let waiter = state.withLock { state -> UnsafeContinuation<Result<TransportResponse, any Error>?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -58,7 +56,7 @@ public final class CollectedResponse: Sendable {
         defer { cancellation.clear() }
         let result = await withTaskCancellationHandler {
             while true {
-                let ready = await withUnsafeContinuation { continuation in
+                let ready = await withCheckedContinuation { continuation in
                     let now = state.withLock { state -> Result<TransportResponse, any Error>?? in
                         if state.delivered {
                             return .some(
