@@ -167,10 +167,7 @@ extension ResponseValidating {
 
     /// ``validateAndParse(head:data:failureReason:parse:)`` for Foundation's form of a response.
     public func validateAndParse<Object: Sendable>(
-        response: HTTPURLResponse?,
-        data: Data?,
-        failureReason: String,
-        parse: (Data) throws -> Object
+        response: HTTPURLResponse?, data: Data?, failureReason: String, parse: (Data) throws -> Object
     ) throws -> Object? {
         try validateAndParse(
             head: response.map(ResponseHead.init), data: data, failureReason: failureReason, parse: parse)

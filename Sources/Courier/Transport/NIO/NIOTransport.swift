@@ -45,6 +45,10 @@ public final class NIOTransport: Transport {
     /// Where collected exchanges start and their delegates run: new connections for them are made on this loop and
     /// idle ones on it are preferred, so an exchange does not hop between loops.
     private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
+    /// Collected exchanges in flight. The early wake-up of a waiting caller (``CollectedResponse/headArrived()``)
+    /// pays only when the caller's threads are idle, as with one exchange at a time; with others in flight it is a
+    /// second wake-up of the same caller for nothing.
+    private let collectedInFlight = Locked(0)
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
     /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
@@ -180,8 +184,14 @@ public final class NIOTransport: Transport {
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         let loop =
             client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
+        let alone = collectedInFlight.withLock { count -> Bool in
+            count += 1
+            return count == 1
+        }
+        let inFlight = collectedInFlight
+        let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func attempt(_ number: Int) {
-            let gatherer = NIOBodyGatherer(activity: activity, smallHead: { pending.headArrived() })
+            let gatherer = NIOBodyGatherer(activity: activity, smallHead: smallHead)
             let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
             cancellation.onCancel { exchange.cancel() }
             exchange.futureResult.whenComplete { result in
@@ -191,6 +201,7 @@ public final class NIOTransport: Transport {
                 {
                     return attempt(1)
                 }
+                inFlight.withLock { $0 -= 1 }
                 pending.complete(
                     mapped.map { gathered in
                         TransportResponse(
