@@ -90,18 +90,32 @@ enum URLCheck {
 
     /// `http` or `https`, in any case: the schemes a request may use, and the only ones a redirect may lead to.
     private static func isWebScheme(_ scheme: Substring) -> Bool {
-        scheme.caseInsensitiveEquals("http") || scheme.caseInsensitiveEquals("https")
+        webScheme(scheme) != nil
     }
 
     /// Whether `url` is `http` or `https`: the only schemes a redirect may lead to (never a Unix socket or another
     /// protocol), and the only ones a request may start early with.
     static func hasWebScheme(_ url: URL) -> Bool {
-        scheme(of: url.absoluteString).map(isWebScheme) ?? false
+        scheme(of: url.absoluteString).flatMap(webScheme) != nil
     }
 
     /// Whether `url` is `https`, in any case.
     static func isHTTPS(_ url: URL) -> Bool {
-        scheme(of: url.absoluteString)?.caseInsensitiveEquals("https") ?? false
+        scheme(of: url.absoluteString).flatMap(webScheme) == .https
+    }
+
+    private enum WebScheme { case http, https }
+
+    /// `scheme` as one of the web schemes, compared byte by byte in any case (this runs several times a request).
+    private static func webScheme(_ scheme: Substring) -> WebScheme? {
+        let utf8 = scheme.utf8
+        guard utf8.count == 4 || utf8.count == 5 else { return nil }
+        var index = utf8.startIndex
+        for expected in "https".utf8.prefix(utf8.count) {
+            guard utf8[index] | 0x20 == expected else { return nil }
+            index = utf8.index(after: index)
+        }
+        return utf8.count == 4 ? .http : .https
     }
 
     /// The scheme of an absolute URL's text, as `URL.scheme` gives it (a letter, then letters, digits, `+`, `-` or
