@@ -181,13 +181,16 @@ public final class NIOTransport: Transport {
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
         let url = request.url
         let retriesStaleConnection = Self.mayRetryOnAnotherConnection(method: request.method)
-        // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
-        let loop =
-            client.eventLoopGroup === HTTPClient.defaultEventLoopGroup ? preferredLoop : client.eventLoopGroup.next()
         let alone = collectedInFlight.withLock { count -> Bool in
             count += 1
             return count == 1
         }
+        // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
+        // One exchange at a time stays on one loop (its connection is then reused without a hop); with others in
+        // flight, exchanges are spread over the group's loops, as AsyncHTTPClient spreads its own.
+        let loop =
+            alone && client.eventLoopGroup === HTTPClient.defaultEventLoopGroup
+            ? preferredLoop : client.eventLoopGroup.next()
         let inFlight = collectedInFlight
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func attempt(_ number: Int) {
