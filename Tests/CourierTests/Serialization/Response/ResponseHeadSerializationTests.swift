@@ -94,4 +94,33 @@ import Testing
         await manager.transport.shutdown()
         try await server.stop()
     }
+
+    /// Records the Swift task it serializes on.
+    struct TaskRecordingSerializer: ResponseSerializer {
+        let seen = Locked<Int?>(nil)
+        func serialize(response: HTTPURLResponse?, data: Data?) throws -> Int {
+            let current = withUnsafeCurrentTask { $0?.hashValue }
+            seen.withLock { $0 = current }
+            return response?.statusCode ?? 0
+        }
+    }
+
+    @Test(
+        "An async call that nobody watches serializes on the caller's own task, with no hop",
+        arguments: TestTransports.names)
+    func asyncCallsSerializeOnTheCallersTask(transport name: String) async throws {
+        let server = try await FaultServer.start(
+            .respond(Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), close: false))
+        let manager = HTTPSessionManager(
+            baseURL: server.baseURL, configuration: .ephemeral, transport: TestTransports.make(name))
+        let serializer = TaskRecordingSerializer()
+        let caller = withUnsafeCurrentTask { $0?.hashValue }
+        let response = try await manager.send("GET", "x", serializer: serializer)
+        #expect(response.value == 200)
+        #expect(caller != nil)
+        #expect(serializer.seen.withLock { $0 } == caller)
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
 }
