@@ -79,10 +79,12 @@ extension SessionCore {
 
     /// Stores the response's cookies, when the configuration and the request handle cookies.
     func storeCookies(from response: TransportResponse, for request: URLRequest, url: URL) {
-        guard configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
+        // The usual response sets none: checked first, as reading the request's flag goes through Foundation.
+        let values = response.headers.values(for: "Set-Cookie")
+        guard !values.isEmpty, configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
             let storage = configuration.httpCookieStorage
         else { return }
-        for value in response.headers.values(for: "Set-Cookie") {
+        for value in values {
             let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
             storage.setCookies(cookies, for: url, mainDocumentURL: nil)
         }
