@@ -277,20 +277,18 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
             hopsToCompletionQueue: false)
-        // A request without a body or headers of its own starts before its task and `URLRequest` are made, which
-        // then overlaps the request's way out.
-        // The `URLRequest` is then made from the same serialized request, not serialized again.
+        // A request without a body or headers of its own starts before its task is made, which then overlaps the
+        // request's way out. Its `URLRequest` is made from the same serialized request, and only if something asks.
         if headers.isEmpty, let plainSerializer = requestSerializer as? HTTPRequestSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
             let early = core.startEarly(plain, delegate: delegate)
             return try await run(
-                plainSerializer.request(from: plain), body: nil, delegate: delegate, early: early,
-                serializer: serializer)
+                .plain(plain, plainSerializer), body: nil, delegate: delegate, early: early, serializer: serializer)
         }
         let request = try Self.makeRequest(
             method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
-        return try await run(request, body: nil, delegate: delegate, early: nil, serializer: serializer)
+        return try await run(.made(request), body: nil, delegate: delegate, early: nil, serializer: serializer)
     }
 
     /// Sends a prepared request and serializes the response with `serializer`.
@@ -308,27 +306,31 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
             completion: nil, hopsToCompletionQueue: false)
-        return try await run(request, body: body, delegate: delegate, early: nil, serializer: serializer)
+        return try await run(.made(request), body: body, delegate: delegate, early: nil, serializer: serializer)
     }
 
     /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made, and, when `early` is there, the
     /// exchange already started for it (see `SessionCore.startEarly`).
     private func run<Serializer: ResponseSerializer>(
-        _ request: URLRequest, body: RequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
+        _ request: TaskRequest, body: RequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
         serializer: Serializer
     ) async throws -> Response<Serializer.SerializedObject> {
         let started = Date()
-        let task =
-            body == nil ? DataTask(request: request, controller: core) : UploadTask(request: request, controller: core)
+        let task: SessionTask
+        switch (request, body) {
+        case (.plain(let plain, let serializer), nil):
+            task = DataTask(plain: plain, serializer: serializer, controller: core)
+        case (_, nil): task = DataTask(request: request.make(), controller: core)
+        default: task = UploadTask(request: request.make(), controller: core)
+        }
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer, early: early)
         guard let head = task.head else {
             throw CourierError.badServerResponse(
-                reason: "no response", underlyingError: nil, context: .init(request: request))
+                reason: "no response", underlyingError: nil, context: .init(request: task.currentRequest))
         }
         return Response(
-            request: task.currentRequest ?? request, head: head, data: data, value: value,
-            metrics: Response.Metrics(start: started, end: Date()))
+            task: task, head: head, data: data, value: value, metrics: Response.Metrics(start: started, end: Date()))
     }
 
     /// Sends a request and decodes the response body as `type` (JSON by default).

@@ -16,8 +16,24 @@ public struct Response<Value: Sendable>: Sendable {
         public var duration: TimeInterval { end.timeIntervalSince(start) }
     }
 
-    /// The last request sent (after redirects).
-    public var request: URLRequest
+    /// The last request sent (after redirects); for a plain `async` call, made on first use.
+    public var request: URLRequest {
+        get {
+            switch origin {
+            case .request(let request): request
+            case .task(let task): task.currentRequest ?? URLRequest(url: head.url)
+            }
+        }
+        set { origin = .request(newValue) }
+    }
+    /// Where ``request`` comes from.
+    private var origin: Origin
+
+    private enum Origin: Sendable {
+        case request(URLRequest)
+        /// The task that sent it, which makes its `URLRequest` when asked.
+        case task(SessionTask)
+    }
     /// The HTTP response, made from the transport's head on first use (see ``statusCode`` for the cheap read).
     public var response: HTTPURLResponse {
         get { head.response ?? Self.placeholder(for: head) }
@@ -36,7 +52,16 @@ public struct Response<Value: Sendable>: Sendable {
     public var statusCode: Int { head.statusCode }
 
     init(request: URLRequest, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
-        self.request = request
+        origin = .request(request)
+        self.head = head
+        self.data = data
+        self.value = value
+        self.metrics = metrics
+    }
+
+    /// A response whose request is the one `task` sent last, made only when asked for.
+    init(task: SessionTask, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
+        origin = .task(task)
         self.head = head
         self.data = data
         self.value = value

@@ -78,10 +78,9 @@ extension SessionCore {
     }
 
     /// Stores the response's cookies, when the configuration and the request handle cookies.
-    func storeCookies(from response: TransportResponse, for request: URLRequest, url: URL) {
-        // The usual response sets none: checked first, as reading the request's flag goes through Foundation.
+    func storeCookies(from response: TransportResponse, handlesCookies: Bool, url: URL) {
         let values = response.headers.values(for: "Set-Cookie")
-        guard !values.isEmpty, configuration.httpShouldSetCookies, request.httpShouldHandleCookies,
+        guard !values.isEmpty, configuration.httpShouldSetCookies, handlesCookies,
             let storage = configuration.httpCookieStorage
         else { return }
         for value in values {

@@ -102,7 +102,7 @@ extension SessionCore {
         guard task is DataTask, delegate.stream == nil, delegate.uploadProgressHandler == nil,
             delegate.downloadProgressHandler == nil, !Self.watchesExchanges(hooks), !delegate.isDownload
         else { return false }
-        guard let body = delegate.uploadBody ?? task.originalRequest?.httpBody.map({ .data($0) }) else { return true }
+        guard let body = delegate.uploadBody ?? task.requestSource.httpBody.map({ .data($0) }) else { return true }
         return (body.data?.count ?? .max) <= Self.largestCollectedUpload
     }
 

@@ -9,7 +9,8 @@ import Foundation
 extension SessionCore {
     /// Arms the task's timeouts, notes its start, and makes sure the sweeper that enforces them is running.
     func armTimeouts(for task: SessionTask, delegate: TaskDelegate) {
-        let requestTimeout = task.originalRequest.map(requestTimeout(for:)) ?? configuration.timeoutIntervalForRequest
+        // A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
+        let requestTimeout = task.requestSource.timeoutInterval ?? configuration.timeoutIntervalForRequest
         delegate.state.withLock { state in
             state.lastActivity = .now
             state.idleTimeout = CheckedConversion.duration(requestTimeout)
@@ -72,15 +73,4 @@ extension SessionCore {
             return deadline
         }
     }
-
-    /// A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
-    private func requestTimeout(for request: URLRequest) -> TimeInterval {
-        request.timeoutInterval != Self.defaultRequestTimeout
-            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
-    }
-
-    private static let defaultRequestTimeout: TimeInterval = {
-        guard let url = URL(string: "http://localhost") else { return 60 }
-        return URLRequest(url: url).timeoutInterval
-    }()
 }

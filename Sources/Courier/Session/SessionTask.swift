@@ -28,12 +28,26 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Unique within the process.
     public let taskIdentifier: Int
     /// The request the task was created with.
-    public let originalRequest: URLRequest?
+    ///
+    /// For a plain `async` call this is made from the serialized request on first use (see `TaskRequest`).
+    public var originalRequest: URLRequest? {
+        guard case .plain = requestSource else { return requestSource.make() }
+        if let made = mutable.withLock({ $0.madeOriginal }) { return made }
+        let made = requestSource.make()
+        return mutable.withLock { state in
+            if state.madeOriginal == nil { state.madeOriginal = made }
+            return state.madeOriginal
+        }
+    }
+    /// What ``originalRequest`` is, or is made from.
+    let requestSource: TaskRequest
 
     struct Mutable {
         var state: State = .suspended
         var started = false
+        /// Set once a request other than the original is sent (`nil` means the original).
         var currentRequest: URLRequest?
+        var madeOriginal: URLRequest?
         var response: ResponseHead?
         var error: (any Error)?
         var taskDescription: String?
@@ -56,15 +70,26 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
             $0 += 1
             return $0
         }
-        originalRequest = request
-        mutable = Locked(Mutable(currentRequest: request))
+        requestSource = .made(request)
+        mutable = Locked(Mutable())
+        self.controller = controller
+    }
+
+    /// A task whose `URLRequest` is made from `plain` only when something asks for it.
+    init(plain: PlainRequest, serializer: HTTPRequestSerializer, controller: any TaskController) {
+        taskIdentifier = Self.identifiers.withLock {
+            $0 += 1
+            return $0
+        }
+        requestSource = .plain(plain, serializer)
+        mutable = Locked(Mutable())
         self.controller = controller
     }
 
     /// The state, as of this call.
     public var state: State { mutable.withLock { $0.state } }
     /// The request being sent now: differs from ``originalRequest`` after a redirect.
-    public var currentRequest: URLRequest? { mutable.withLock { $0.currentRequest } }
+    public var currentRequest: URLRequest? { mutable.withLock { $0.currentRequest } ?? originalRequest }
     /// The response head, once it has arrived.
     public var response: HTTPURLResponse? { head?.response }
     /// The response head as the transport delivered it; ``response`` is made from it on first use.
@@ -184,7 +209,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// E.g. `DataTask 3 GET https://example.com/x (running)`.
     public var description: String {
-        let request = originalRequest.map { "\($0.httpMethod ?? "GET") \($0.url?.absoluteString ?? "")" } ?? ""
+        let request = requestSource.url.map { "\(requestSource.method) \($0.absoluteString)" } ?? ""
         return "\(type(of: self)) \(taskIdentifier) \(request) (\(state))"
     }
 }

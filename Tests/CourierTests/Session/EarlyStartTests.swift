@@ -154,4 +154,42 @@ struct EarlyStartTests {
         #expect(error?.context?.request?.url?.absoluteString == "http://127.0.0.1:\(port)/refused?a=1")
         #expect(client.tasks.isEmpty)
     }
+
+    /// Keeps the tasks it is told about, without reading them.
+    final class TaskKeeper: EventMonitor {
+        let tasks = Locked([SessionTask]())
+        var queue: DispatchQueue? { nil }
+        func taskCreated(_ task: SessionTask) { tasks.withLock { $0.append(task) } }
+    }
+
+    @Test(
+        "A plain async call makes its URLRequest only when asked, and then the one the usual path makes",
+        arguments: transports)
+    func theURLRequestIsMadeOnlyWhenAsked(transport name: String) async throws {
+        let server = try await FaultServer.start(
+            .respond(Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), close: false))
+        let keeper = TaskKeeper()
+        var configuration = SessionConfiguration.ephemeral
+        configuration.eventMonitors = [keeper]
+        let manager = HTTPSessionManager(
+            baseURL: server.baseURL, configuration: configuration, transport: TestTransports.make(name))
+        manager.requestSerializer = HTTPRequestSerializer()
+        let response = try await manager.send(
+            "GET", "x", parameters: ["q": "1"], serializer: HTTPResponseSerializer())
+        await manager.invalidateAndWait(cancelingTasks: true)
+        let task = try #require(keeper.tasks.withLock { $0.first })
+        #expect(task.mutable.withLock { $0.madeOriginal } == nil)
+
+        let made = response.request
+        #expect(task.mutable.withLock { $0.madeOriginal } != nil)
+        let url = try #require(made.url)
+        let usual = try HTTPRequestSerializer().request(method: "GET", url: url, parameters: nil)
+        #expect(url.absoluteString.hasSuffix("/x?q=1"))
+        #expect(made.httpMethod == usual.httpMethod)
+        #expect(made.allHTTPHeaderFields == usual.allHTTPHeaderFields)
+        #expect(task.originalRequest == made)
+        #expect(task.currentRequest == made)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
 }

@@ -19,7 +19,7 @@ extension TaskExchange {
         let alreadyThere = delegate.state.withLock { $0.resumeOffset }
         // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
         let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
-        delegate.expectDownload(total: (request.httpMethod ?? "GET").caseInsensitiveEquals("HEAD") ? 0 : expected)
+        delegate.expectDownload(total: source.method.caseInsensitiveEquals("HEAD") ? 0 : expected)
         task.mutable.withLock { $0.bytesExpectedToReceive = expected }
         if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
         try await readBody(response.body)

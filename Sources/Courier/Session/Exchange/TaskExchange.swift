@@ -16,8 +16,14 @@ struct TaskExchange {
     let delegate: TaskDelegate
     /// The hooks as they were when the task started.
     let hooks: SessionHooks
-    /// The request sent next.
-    var request: URLRequest
+    /// The request sent next, as Foundation's `URLRequest` or, until a step needs one, the plain request it is
+    /// made from (the common `async` call never needs one).
+    var source: TaskRequest
+    /// The request sent next; setting it makes it Foundation's from then on.
+    var request: URLRequest {
+        get { source.make() ?? URLRequest(url: URL(fileURLWithPath: "/")) }  // run(collect:) checked there is one
+        set { source = .made(newValue) }
+    }
     /// Its body: the upload's, or the request's `httpBody`; dropped by a redirect that changes the method.
     var body: RequestBody?
     /// The exchange already started for the first request, until it is awaited.
@@ -35,18 +41,20 @@ struct TaskExchange {
     static func run(
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool, early: CollectedResponse?
     ) async throws {
-        guard var request = task.originalRequest, request.url != nil else {
+        var source = task.requestSource
+        guard source.url != nil else {
             if early != nil { delegate.exchange.cancel() }
-            throw CourierError.invalidURL(task.originalRequest?.url?.absoluteString ?? "")
+            throw CourierError.invalidURL("")
         }
-        if try await !delegate.openDownloadFile() {
+        if try await !delegate.openDownloadFile(), var request = source.make() {
             // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
             request.setValue(nil, forHTTPHeaderField: "Range")
             request.setValue(nil, forHTTPHeaderField: "If-Range")
+            source = .made(request)
         }
         var exchange = TaskExchange(
-            core: core, task: task, delegate: delegate, hooks: core.hooks, request: request,
-            body: delegate.uploadBody ?? request.httpBody.map { .data($0) }, early: early)
+            core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
+            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early)
         try await exchange.run(collect: collect)
     }
 
@@ -61,7 +69,7 @@ struct TaskExchange {
             let (response, url) = try await send(collect: collect)
             let head = ResponseHead(response)
             task.mutable.withLock { $0.response = head }
-            core.storeCookies(from: response, for: request, url: url)
+            core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
             if try await followRedirect(response, head: head, url: url) { continue }
             if try await answerChallenge(response, head: head, url: url) { continue }
             if try await finishRevalidation(response, head: head) { return }
@@ -73,8 +81,9 @@ struct TaskExchange {
 
     /// Sends ``request`` (or awaits the early exchange) and returns the response head with the body to read.
     private mutating func send(collect: Bool) async throws -> (TransportResponse, URL) {
-        guard let url = request.url else { throw CourierError.invalidURL("") }
-        task.mutable.withLock { $0.currentRequest = request }
+        guard let url = source.url else { throw CourierError.invalidURL("") }
+        // A plain request is still the original, which the task makes on demand.
+        if case .made(let request) = source { task.mutable.withLock { $0.currentRequest = request } }
         delegate.state.withLock { $0.exchangeCount += 1 }
         let response: TransportResponse
         if let started = early {
@@ -82,6 +91,7 @@ struct TaskExchange {
             delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
             response = try await started.response()
         } else {
+            let request = request  // made once here when still plain
             try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
             var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
             outgoing.securityPolicy = try core.securityPolicy(for: url)
