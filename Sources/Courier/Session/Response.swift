@@ -51,21 +51,21 @@ public struct Response<Value: Sendable>: Sendable {
     /// The status code.
     public var statusCode: Int { head.statusCode }
 
-    init(request: URLRequest, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
-        origin = .request(request)
+    private init(origin: Origin, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
+        self.origin = origin
         self.head = head
         self.data = data
         self.value = value
         self.metrics = metrics
     }
 
+    init(request: URLRequest, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
+        self.init(origin: .request(request), head: head, data: data, value: value, metrics: metrics)
+    }
+
     /// A response whose request is the one `task` sent last, made only when asked for.
     init(task: SessionTask, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
-        origin = .task(task)
-        self.head = head
-        self.data = data
-        self.value = value
-        self.metrics = metrics
+        self.init(origin: .task(task), head: head, data: data, value: value, metrics: metrics)
     }
 
     init(request: URLRequest, response: HTTPURLResponse, data: Data, value: Value, metrics: Metrics) {
