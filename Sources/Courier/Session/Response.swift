@@ -52,11 +52,8 @@ public struct Response<Value: Sendable>: Sendable {
     public var statusCode: Int { head.statusCode }
 
     private init(origin: Origin, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
-        self.origin = origin
-        self.head = head
-        self.data = data
-        self.value = value
-        self.metrics = metrics
+        (self.origin, self.head, self.data) = (origin, head, data)
+        (self.value, self.metrics) = (value, metrics)
     }
 
     init(request: URLRequest, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {

@@ -29,11 +29,6 @@ public struct CompoundResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> (any Sendable)? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// The first component's object, or the validated raw body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -75,3 +70,5 @@ extension Optional: OptionalProtocol {
         return false
     }
 }
+
+extension CompoundResponseSerializer: HeadSerializing {}

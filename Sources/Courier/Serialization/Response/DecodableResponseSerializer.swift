@@ -53,11 +53,6 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseVali
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> T {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and decodes the body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -72,3 +67,5 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseVali
             context: CourierError.Context(response: head?.response, data: data), underlyingError: nil)
     }
 }
+
+extension DecodableResponseSerializer: HeadSerializing {}

@@ -20,11 +20,6 @@ public struct HTTPResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> Data? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and returns `data` unchanged.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -33,3 +28,5 @@ public struct HTTPResponseSerializer: ResponseValidating {
         return data
     }
 }
+
+extension HTTPResponseSerializer: HeadSerializing {}

@@ -34,11 +34,6 @@ public struct ImageResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> ImageData? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and reads the image.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -48,3 +43,5 @@ public struct ImageResponseSerializer: ResponseValidating {
         ) { try ImageData(data: $0, scale: imageScale) }
     }
 }
+
+extension ImageResponseSerializer: HeadSerializing {}

@@ -32,11 +32,6 @@ public struct JSONResponseSerializer: ResponseValidating {
         self.removesKeysWithNullValues = removesKeysWithNullValues
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> JSON? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and parses the body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -47,3 +42,5 @@ public struct JSONResponseSerializer: ResponseValidating {
         }
     }
 }
+
+extension JSONResponseSerializer: HeadSerializing {}

@@ -22,11 +22,6 @@ public struct PropertyListResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> PropertyList? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and parses the body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -36,3 +31,5 @@ public struct PropertyListResponseSerializer: ResponseValidating {
         }
     }
 }
+
+extension PropertyListResponseSerializer: HeadSerializing {}

@@ -34,6 +34,18 @@ extension ResponseSerializer {
     }
 }
 
+/// A serializer written against the head: it implements ``ResponseSerializer/serialize(head:data:)`` and gets the
+/// Foundation entry from it. Every built-in serializer is one. (Internal, so that no serializer can conform without
+/// implementing the head entry, which would leave the two defaults calling each other.)
+protocol HeadSerializing: ResponseSerializer {}
+
+extension HeadSerializing {
+    /// Serializes with Foundation's form of the response, read as a head (see ``serialize(head:data:)``).
+    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> SerializedObject {
+        try serialize(head: response.map(ResponseHead.init), data: data)
+    }
+}
+
 /// A response serializer that validates status codes and content types as `AFHTTPResponseSerializer` does.
 ///
 /// Non-HTTP responses (a `nil` response) are always valid. A `nil` set disables its check.

@@ -27,11 +27,6 @@ public struct StringResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> String {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and decodes the body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -62,3 +57,5 @@ public struct TextDecodingError: Error, Sendable, Hashable, CustomStringConverti
     /// E.g. `The data is not valid Unicode (UTF-8) text.`
     public var description: String { "The data is not valid \(encoding) text." }
 }
+
+extension StringResponseSerializer: HeadSerializing {}

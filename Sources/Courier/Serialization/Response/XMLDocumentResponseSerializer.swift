@@ -33,11 +33,6 @@
             self.acceptableContentTypes = acceptableContentTypes
         }
 
-        /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-        public func serialize(response: HTTPURLResponse?, data: Data?) throws -> WellFormedXMLDocument? {
-            try serialize(head: response.map(ResponseHead.init), data: data)
-        }
-
         /// Validates the response and the document's well-formedness.
         ///
         /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -62,4 +57,5 @@
             try XMLDocument(data: data, options: options)
         }
     }
+    extension XMLDocumentResponseSerializer: HeadSerializing {}
 #endif

@@ -26,11 +26,6 @@ public struct XMLParserResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Serializes with Foundation's form of the response (see ``serialize(head:data:)``).
-    public func serialize(response: HTTPURLResponse?, data: Data?) throws -> XML? {
-        try serialize(head: response.map(ResponseHead.init), data: data)
-    }
-
     /// Validates and parses the body.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
@@ -38,3 +33,5 @@ public struct XMLParserResponseSerializer: ResponseValidating {
         try validateAndParse(head: head, data: data, failureReason: unreadableDataReason, parse: XML.parse)
     }
 }
+
+extension XMLParserResponseSerializer: HeadSerializing {}
