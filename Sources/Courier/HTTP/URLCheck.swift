@@ -46,7 +46,7 @@ enum URLCheck {
     /// may wrap or drop a large one.
     static func validateAuthority(of url: URL) throws {
         let text = url.absoluteString
-        let isWeb = scheme(of: text).map(isWebScheme) ?? false
+        let isWeb = scheme(of: text).flatMap(webScheme) != nil
         var bytes = text.utf8[...]
         // The authority starts after "scheme://".
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
@@ -88,11 +88,6 @@ enum URLCheck {
         return value >= 1
     }
 
-    /// `http` or `https`, in any case: the schemes a request may use, and the only ones a redirect may lead to.
-    private static func isWebScheme(_ scheme: Substring) -> Bool {
-        webScheme(scheme) != nil
-    }
-
     /// Whether `url` is `http` or `https`: the only schemes a redirect may lead to (never a Unix socket or another
     /// protocol), and the only ones a request may start early with.
     static func hasWebScheme(_ url: URL) -> Bool {
@@ -104,6 +99,7 @@ enum URLCheck {
         scheme(of: url.absoluteString).flatMap(webScheme) == .https
     }
 
+    /// `http` and `https`: the schemes a request may use, and the only ones a redirect may lead to.
     private enum WebScheme { case http, https }
 
     /// `scheme` as one of the web schemes, compared byte by byte in any case (this runs several times a request).

@@ -19,7 +19,7 @@ public final class DataStreamTask: DataTask, @unchecked Sendable {
 
     init(request: URLRequest, controller: any TaskController, handoff: ChunkHandoff) {
         self.handoff = handoff
-        super.init(request: request, controller: controller)
+        super.init(source: .made(request), controller: controller)
     }
 
     /// The final response head (after redirects), once it has arrived.

@@ -316,13 +316,8 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         serializer: Serializer
     ) async throws -> Response<Serializer.SerializedObject> {
         let started = Date()
-        let task: SessionTask
-        switch (request, body) {
-        case (.plain(let plain, let serializer), nil):
-            task = DataTask(plain: plain, serializer: serializer, controller: core)
-        case (_, nil): task = DataTask(request: request.make(), controller: core)
-        default: task = UploadTask(request: request.make(), controller: core)
-        }
+        let task =
+            body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer, early: early)
         guard let head = task.head else {

@@ -83,7 +83,7 @@ extension SessionCore {
         if markCompleted(task, delegate: delegate, error: failure) {
             switch outcome {
             case .success(let value):
-                deliver(task, delegate: delegate, object: value.0, error: nil, payload: responseData(delegate))
+                deliver(task, delegate: delegate, object: value.0, error: nil, payload: .responseData(value.1))
             case .failure(let error):
                 deliver(task, delegate: delegate, object: nil, error: error, payload: responseData(delegate))
             }

@@ -65,25 +65,19 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     private static let identifiers = Locked(0)
 
-    init(request: URLRequest?, controller: any TaskController) {
+    /// A task for `source`; a plain request's `URLRequest` is made only when something asks for it.
+    init(source: TaskRequest, controller: any TaskController) {
         taskIdentifier = Self.identifiers.withLock {
             $0 += 1
             return $0
         }
-        requestSource = .made(request)
+        requestSource = source
         mutable = Locked(Mutable())
         self.controller = controller
     }
 
-    /// A task whose `URLRequest` is made from `plain` only when something asks for it.
-    init(plain: PlainRequest, serializer: HTTPRequestSerializer, controller: any TaskController) {
-        taskIdentifier = Self.identifiers.withLock {
-            $0 += 1
-            return $0
-        }
-        requestSource = .plain(plain, serializer)
-        mutable = Locked(Mutable())
-        self.controller = controller
+    convenience init(request: URLRequest?, controller: any TaskController) {
+        self.init(source: .made(request), controller: controller)
     }
 
     /// The state, as of this call.

@@ -54,14 +54,12 @@ enum TaskRequest: Sendable {
 
     /// `URLRequest.timeoutInterval` when one was set on the request or its serializer; `nil` for the default.
     var timeoutInterval: TimeInterval? {
-        switch self {
-        case .made(let request):
-            guard let interval = request?.timeoutInterval, interval != Self.defaultTimeoutInterval else { return nil }
-            return interval
-        case .plain(_, let serializer):
-            guard let interval = serializer.timeoutInterval, interval != Self.defaultTimeoutInterval else { return nil }
-            return interval
-        }
+        let interval =
+            switch self {
+            case .made(let request): request?.timeoutInterval
+            case .plain(_, let serializer): serializer.timeoutInterval
+            }
+        return interval == Self.defaultTimeoutInterval ? nil : interval
     }
 
     /// A new `URLRequest`'s timeout.

@@ -87,7 +87,7 @@ final class SessionEventSink: Sendable {
             NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
         }
         // Checked first: the closures handed to monitors would be allocated even for none.
-        if !monitors.isEmpty { forward(event) }
+        if hasMonitors { forward(event) }
         if case .invalidated = event { finishEvents() }
     }
 

@@ -42,12 +42,13 @@ public final class NIOTransport: Transport {
     public let configuration: Configuration
     private let client: HTTPClient
     private let settings: HTTPClient.Configuration
-    /// Where collected exchanges start and their delegates run: new connections for them are made on this loop and
-    /// idle ones on it are preferred, so an exchange does not hop between loops.
+    /// Where a collected exchange starts and its delegate runs when it is the only one in flight: new connections
+    /// for it are made on this loop and idle ones on it are preferred, so one exchange at a time does not hop
+    /// between loops.
     private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
-    /// Collected exchanges in flight. The early wake-up of a waiting caller (``CollectedResponse/headArrived()``)
-    /// pays only when the caller's threads are idle, as with one exchange at a time; with others in flight it is a
-    /// second wake-up of the same caller for nothing.
+    /// Collected exchanges in flight. With one, it stays on ``preferredLoop`` and wakes its waiting caller early
+    /// (``CollectedResponse/headArrived()``), which pays only while the caller's threads are idle; with others in
+    /// flight, exchanges are spread over the group's loops and the early wake-up would be a second one for nothing.
     private let collectedInFlight = Locked(0)
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
