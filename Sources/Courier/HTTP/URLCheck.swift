@@ -99,6 +99,11 @@ enum URLCheck {
         scheme(of: url.absoluteString).flatMap(webScheme) == .https
     }
 
+    /// Whether `url` is plain `http`, in any case.
+    static func isPlainHTTP(_ url: URL) -> Bool {
+        scheme(of: url.absoluteString).flatMap(webScheme) == .http
+    }
+
     /// `http` and `https`: the schemes a request may use, and the only ones a redirect may lead to.
     private enum WebScheme { case http, https }
 

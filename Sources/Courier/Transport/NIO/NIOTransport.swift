@@ -30,6 +30,11 @@ public final class NIOTransport: Transport {
         public var decompressionRatioLimit: Int = 100
         /// Whether HTTP/2 may be negotiated over TLS; default `true`.
         public var allowsHTTP2: Bool = true
+        /// Whether collected exchanges of plain `http` requests (an `async` call's, whose body is in memory) run on
+        /// Courier's own HTTP/1.1 connections instead of AsyncHTTPClient's; default `true`. They are cheaper per
+        /// exchange (see ``NIOTransport``'s discussion); streamed exchanges, `https` and HTTP/2 always go through
+        /// AsyncHTTPClient. Set it to `false` to send everything through AsyncHTTPClient.
+        public var usesOwnHTTP1Connections: Bool = true
         /// Whether a failed connection attempt (refused, or a TLS handshake the system's trust refuses) is retried
         /// with backoff until ``connectTimeout``; default `false`: the request fails at once, as URLSession's do.
         public var retriesFailedConnections: Bool = false
@@ -50,6 +55,11 @@ public final class NIOTransport: Transport {
     /// (``CollectedResponse/headArrived()``), which pays only while the caller's threads are idle; with others in
     /// flight, exchanges are spread over the group's loops and the early wake-up would be a second one for nothing.
     private let collectedInFlight = Locked(0)
+    /// Courier's own connections for collected plain-`http` exchanges (see
+    /// ``Configuration/usesOwnHTTP1Connections``).
+    private let http1Pool: NIOHTTP1Pool
+    /// The pool's view of the most recently used URLs; `nil` for those it does not serve.
+    private let http1Targets = RecentValues<URL, NIOHTTP1Target>(limit: 64)
     /// One gate, with its own client, per origin and non-default security policy.
     private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
     /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
@@ -82,6 +92,12 @@ public final class NIOTransport: Transport {
         settings.http2StreamChannelDebugInitializer = { NIOResponseHeadGuard.installOnHTTP2Stream($0) }
         self.settings = settings
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+        http1Pool = NIOHTTP1Pool(
+            group: HTTPClient.defaultEventLoopGroup,
+            connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)),
+            idleTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.idleConnectionTimeout)),
+            maximumPerOrigin: configuration.maximumConnectionsPerHost,
+            decompressionLimit: configuration.decompresses ? .ratio(configuration.decompressionRatioLimit) : nil)
     }
 
     deinit {
@@ -174,10 +190,18 @@ public final class NIOTransport: Transport {
         activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse {
         let data = request.body?.data
-        var template = try requestTemplate(method: request.method, url: request.url)
-        template.headers = request.headers.nio
-        template.body = data.map { .byteBuffer(ByteBuffer(data: $0)) }
+        let target = client === self.client && configuration.usesOwnHTTP1Connections ? http1Target(request.url) : nil
+        let head: HTTPRequestHead?
+        do {
+            head = try target?.head(method: request.method, fields: request.headers, bodyLength: data?.count)
+        } catch {
+            throw Self.courierError(error, url: request.url)
+        }
+        var template = head == nil ? try requestTemplate(method: request.method, url: request.url) : nil
+        template?.headers = request.headers.nio
+        template?.body = data.map { .byteBuffer(ByteBuffer(data: $0)) }
         let outgoing = template
+        let body = data.flatMap { $0.isEmpty ? nil : ByteBuffer(data: $0) }
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
         let url = request.url
@@ -193,32 +217,52 @@ public final class NIOTransport: Transport {
             alone && client.eventLoopGroup === HTTPClient.defaultEventLoopGroup
             ? preferredLoop : client.eventLoopGroup.next()
         let inFlight = collectedInFlight
+        let pool = http1Pool
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
-        @Sendable func attempt(_ number: Int) {
+        @Sendable func finish(_ result: Result<NIOBodyGatherer.Gathered, any Error>, sawHead: Bool, attempt: Int) {
+            let mapped = result.mapError { Self.courierError($0, url: url) }
+            if case .failure(let error) = mapped, attempt == 0, retriesStaleConnection, !sawHead,
+                !cancellation.isCancelled, Self.isStaleConnection(error)
+            {
+                return run(1)
+            }
+            inFlight.withLock { $0 -= 1 }
+            pending.complete(
+                mapped.map { gathered in
+                    TransportResponse(
+                        statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers),
+                        url: url, httpVersion: gathered.head.version.courierString,
+                        body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
+                }.mapError { $0 as any Error })
+        }
+        @Sendable func run(_ attempt: Int) {
+            if let head, let target {
+                let exchange = NIOHTTP1Exchange(
+                    head: head, body: body, cancellation: cancellation, activity: activity, smallHead: smallHead
+                ) { finish($0, sawHead: $1, attempt: attempt) }
+                return pool.execute(exchange, origin: target.origin, preferring: loop)
+            }
+            guard let outgoing else { return }
             let gatherer = NIOBodyGatherer(activity: activity, smallHead: smallHead)
             let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
             cancellation.onCancel { exchange.cancel() }
             exchange.futureResult.whenComplete { result in
-                let mapped = result.mapError { Self.courierError($0, url: url) }
-                if case .failure(let error) = mapped, number == 0, retriesStaleConnection, !gatherer.sawHead,
-                    !cancellation.isCancelled, Self.isStaleConnection(error)
-                {
-                    return attempt(1)
-                }
-                inFlight.withLock { $0 -= 1 }
-                pending.complete(
-                    mapped.map { gathered in
-                        TransportResponse(
-                            statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers),
-                            url: url, httpVersion: gathered.head.version.courierString,
-                            body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
-                    }.mapError { $0 as any Error })
+                finish(result.mapError { $0 as any Error }, sawHead: gatherer.sawHead, attempt: attempt)
             }
         }
-        // Started on the event loop itself, so that registering for the result is not a second cross-thread wake-up
-        // of a loop that is waiting for the socket.
-        loop.execute { attempt(0) }
+        if head != nil {
+            run(0)
+        } else {
+            // Started on the event loop itself, so that registering for the result is not a second cross-thread
+            // wake-up of a loop that is waiting for the socket.
+            loop.execute { run(0) }
+        }
         return pending
+    }
+
+    /// The pool's view of `url`, or `nil` when the pool does not serve it (see ``NIOHTTP1Target/init(url:)``).
+    private func http1Target(_ url: URL) -> NIOHTTP1Target? {
+        http1Targets.value(for: url) { NIOHTTP1Target(url: url) }
     }
 
     /// Whether a request with `method` may be sent again, once, after its connection was lost before any byte of a
@@ -250,6 +294,7 @@ public final class NIOTransport: Transport {
 
     /// Shuts the client down, waiting for its connections to close.
     public func shutdown() async {
+        await http1Pool.shutdown()
         try? await client.shutdown()
         for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
     }

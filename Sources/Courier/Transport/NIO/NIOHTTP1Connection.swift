@@ -1,0 +1,212 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+
+/// One connection of ``NIOHTTP1Pool``: a channel that runs one exchange at a time, kept open between exchanges
+/// while the server allows it.
+///
+/// Everything about the exchange in flight lives in the channel's ``NIOHTTP1ExchangeHandler``, touched only on the
+/// channel's event loop; this object is what the pool holds and hands exchanges to, from any thread.
+final class NIOHTTP1Connection: Sendable {
+    let channel: any Channel
+    let origin: NIOHTTP1Target.Origin
+    private let handler: NIOLoopBound<NIOHTTP1ExchangeHandler>
+
+    /// Wraps a connected channel set up by ``configure(_:decompressionLimit:)``. Call on the channel's loop.
+    init(channel: any Channel, origin: NIOHTTP1Target.Origin) throws {
+        self.channel = channel
+        self.origin = origin
+        let handler = try channel.pipeline.syncOperations.handler(type: NIOHTTP1ExchangeHandler.self)
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+    }
+
+    /// Sets up a new channel's pipeline: NIO's HTTP/1 encoder and decoder (informational heads forwarded, so the
+    /// handler skips them itself), the decompressor when asked, and the exchange handler.
+    static func configure(_ channel: any Channel, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(HTTPRequestEncoder())
+        try pipeline.addHandler(
+            ByteToMessageHandler(
+                HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+        if let decompressionLimit {
+            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: decompressionLimit))
+        }
+        try pipeline.addHandler(NIOHTTP1ExchangeHandler())
+    }
+
+    /// Tells the connection what to call, on its loop, when it can take another exchange and when it has closed.
+    /// Call on the channel's loop, before the first exchange.
+    func observe(reusable: @escaping () -> Void, closed: @escaping () -> Void) {
+        handler.value.onReusable = reusable
+        handler.value.onClosed = closed
+    }
+
+    /// Runs `exchange`, on the channel's loop.
+    func run(_ exchange: NIOHTTP1Exchange) {
+        exchange.attach(to: self)
+        let (handler, loop) = (handler, channel.eventLoop)
+        if loop.inEventLoop {
+            handler.value.start(exchange)
+        } else {
+            loop.execute { handler.value.start(exchange) }
+        }
+    }
+
+    /// Closes the connection if the exchange on it was cancelled before its response ended: a half-read response
+    /// leaves it unusable.
+    func abandonFinishedExchange() {
+        let (handler, loop) = (handler, channel.eventLoop)
+        loop.execute { handler.value.abandonFinishedExchange() }
+    }
+
+    /// Closes the connection; an exchange in flight fails.
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Runs ``NIOHTTP1Connection``'s exchanges: writes each request whole, gathers its response, and tells the pool
+/// when the connection is free again or closed. Lives on the channel's event loop.
+///
+/// Invariant: at most one exchange at a time; an exchange ends exactly once, by its response's end, an error, or the
+/// channel's close; after any error the connection is closed, never reused.
+final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private enum State {
+        case idle
+        case waitingForHead(NIOHTTP1Exchange)
+        case receivingBody(NIOHTTP1Exchange, HTTPResponseHead, ByteBuffer?)
+        case closed
+    }
+
+    private var state = State.idle
+    private var context: ChannelHandlerContext?
+    /// The request asked for the connection to close after its response.
+    private var requestCloses = false
+    var onReusable: (() -> Void)?
+    var onClosed: (() -> Void)?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Writes `exchange`'s request; an exchange handed to a connection that has closed meanwhile fails as a lost
+    /// connection without a response (so an idempotent request may go out again on another).
+    func start(_ exchange: NIOHTTP1Exchange) {
+        guard case .idle = state, let context, context.channel.isActive else {
+            exchange.finish(.failure(ChannelError.eof), sawHead: false)
+            return
+        }
+        guard !exchange.isFinished else {
+            onReusable?()  // cancelled on its way here: the connection was never used
+            return
+        }
+        state = .waitingForHead(exchange)
+        requestCloses = exchange.head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        if let body = exchange.body {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// Closes the connection if its exchange was finished from outside (cancelled) while its response is still
+    /// on the way.
+    func abandonFinishedExchange() {
+        switch state {
+        case .waitingForHead(let exchange), .receivingBody(let exchange, _, _):
+            if exchange.isFinished { context?.close(promise: nil) }
+        case .idle, .closed:
+            break
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            guard case .waitingForHead(let exchange) = state else {
+                return fail(CourierError.badServerResponse(
+                    reason: "a response arrived that no request asked for", underlyingError: nil,
+                    context: CourierError.Context()))
+            }
+            // NIO's parser takes any three digits for a status; below 100 is not HTTP, and 101 without an upgrade
+            // request leaves the connection in another protocol.
+            if head.status.code < 100 || head.status.code == 101 {
+                return fail(CourierError.badServerResponse(
+                    reason: "the status code \(head.status.code) is not a response to this request",
+                    underlyingError: nil, context: CourierError.Context()))
+            }
+            if head.status.code < 200 { return }  // informational (100 Continue, 103): the final head follows
+            state = .receivingBody(exchange, head, nil)
+            if let smallHead = exchange.smallHead,
+                let length = head.headers.first(name: "content-length").flatMap({ Int($0) }),
+                length <= NIOBodyGatherer.smallBody
+            {
+                smallHead()
+            }
+            exchange.activity()
+        case .body(var part):
+            guard case .receivingBody(let exchange, let head, var body) = state else {
+                return fail(ChannelError.inappropriateOperationForState)
+            }
+            state = .idle  // lets `body` be appended to without a copy
+            if body == nil {
+                body = part
+            } else {
+                body?.writeBuffer(&part)
+            }
+            state = .receivingBody(exchange, head, body)
+            exchange.activity()
+        case .end:
+            guard case .receivingBody(let exchange, let head, let body) = state else {
+                return fail(ChannelError.inappropriateOperationForState)
+            }
+            let reusable = head.isKeepAlive && !requestCloses
+            state = reusable ? .idle : .closed
+            exchange.finish(.success(NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer())), sawHead: true)
+            if reusable {
+                onReusable?()
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // A body that runs until the close has already ended (the decoder ends it first); anything else in flight
+        // was cut off.
+        end(with: ChannelError.eof)
+        onClosed?()
+        onClosed = nil
+        onReusable = nil
+        context.fireChannelInactive()
+    }
+
+    /// Ends the exchange in flight with `error` and closes the connection.
+    private func fail(_ error: any Error) {
+        end(with: error)
+        context?.close(promise: nil)
+    }
+
+    private func end(with error: any Error) {
+        switch state {
+        case .waitingForHead(let exchange):
+            exchange.finish(.failure(error), sawHead: false)
+        case .receivingBody(let exchange, _, _):
+            exchange.finish(.failure(error), sawHead: true)
+        case .idle, .closed:
+            break
+        }
+        state = .closed
+    }
+}
