@@ -122,6 +122,14 @@ extension Transport {
     public func collect(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) async throws -> TransportResponse {
+        try await collectBySending(request, cancellation: cancellation, activity: activity)
+    }
+
+    /// The default ``collect(_:cancellation:activity:)``, for transports that gather some exchanges themselves and
+    /// leave the rest (a body that is not in memory) to ``send(_:)``.
+    func collectBySending(
+        _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+    ) async throws -> TransportResponse {
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }

@@ -177,6 +177,8 @@ struct EarlyStartTests {
         let response = try await manager.send(
             "GET", "x", parameters: ["q": "1"], serializer: HTTPResponseSerializer())
         await manager.invalidateAndWait(cancelingTasks: true)
+        // Monitors hear of tasks on their own queue, which may still be on its way.
+        try await waitUntil(timeout: .seconds(10)) { keeper.tasks.withLock { !$0.isEmpty } }
         let task = try #require(keeper.tasks.withLock { $0.first })
         #expect(task.mutable.withLock { $0.madeOriginal } == nil)
 

@@ -37,6 +37,8 @@ final class NIOHTTP1Connection: Sendable {
     /// Tells the connection what to call, on its loop, when it can take another exchange and when it has closed.
     /// Call on the channel's loop, before the first exchange.
     func observe(reusable: @escaping () -> Void, closed: @escaping () -> Void) {
+        // Closed before anyone could hear of it: the close is reported now, once.
+        guard channel.isActive else { return closed() }
         handler.value.onReusable = reusable
         handler.value.onClosed = closed
     }
@@ -131,16 +133,18 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             guard case .waitingForHead(let exchange) = state else {
-                return fail(CourierError.badServerResponse(
-                    reason: "a response arrived that no request asked for", underlyingError: nil,
-                    context: CourierError.Context()))
+                return fail(
+                    CourierError.badServerResponse(
+                        reason: "a response arrived that no request asked for", underlyingError: nil,
+                        context: CourierError.Context()))
             }
             // NIO's parser takes any three digits for a status; below 100 is not HTTP, and 101 without an upgrade
             // request leaves the connection in another protocol.
             if head.status.code < 100 || head.status.code == 101 {
-                return fail(CourierError.badServerResponse(
-                    reason: "the status code \(head.status.code) is not a response to this request",
-                    underlyingError: nil, context: CourierError.Context()))
+                return fail(
+                    CourierError.badServerResponse(
+                        reason: "the status code \(head.status.code) is not a response to this request",
+                        underlyingError: nil, context: CourierError.Context()))
             }
             if head.status.code < 200 { return }  // informational (100 Continue, 103): the final head follows
             state = .receivingBody(exchange, head, nil)

@@ -94,7 +94,9 @@ struct NIOHTTP1Target: Sendable {
         // After `http://`: the authority runs to the first `/`, `?` or `#`.
         let afterScheme = text.index(text.startIndex, offsetBy: 7)
         let authorityEnd =
-            text[afterScheme...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            text[afterScheme...].firstIndex {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            }
             ?? text.endIndex
         let authority = text[afterScheme..<authorityEnd]
         guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")),

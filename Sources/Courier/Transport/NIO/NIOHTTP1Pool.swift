@@ -24,8 +24,19 @@ final class NIOHTTP1Pool: Sendable {
         var idle: [Idle] = []
         /// Connections open or being opened.
         var open = 0
+        /// The open connections, idle or busy, for ``NIOHTTP1Pool/shutdown()``.
+        var connections: [ObjectIdentifier: NIOHTTP1Connection] = [:]
         /// Exchanges waiting for a connection, oldest first; a cancelled one is skipped when its turn comes.
         var waiting: [NIOHTTP1Exchange] = []
+
+        /// The oldest waiting exchange that has not been cancelled meanwhile; cancelled ones are dropped.
+        mutating func nextWaiting() -> NIOHTTP1Exchange? {
+            while !waiting.isEmpty {
+                let exchange = waiting.removeFirst()
+                if !exchange.isFinished { return exchange }
+            }
+            return nil
+        }
     }
 
     private struct State {
@@ -58,6 +69,16 @@ final class NIOHTTP1Pool: Sendable {
         self.idleTimeout = idleTimeout
         self.maximumPerOrigin = max(1, maximumPerOrigin)
         self.decompressionLimit = decompressionLimit
+    }
+
+    deinit {
+        // A transport released without `shutdown()`: its connections would otherwise stay open with nobody to close
+        // them (the sweep holds the pool weakly).
+        let (connections, sweep) = state.withLock { state in
+            (state.origins.values.flatMap(\.connections.values), state.sweep)
+        }
+        sweep?.cancel()
+        for connection in connections { connection.close() }
     }
 
     /// Runs `exchange` against `origin`: on an idle connection (one on `loop` preferred), on a new one made on
@@ -117,10 +138,14 @@ final class NIOHTTP1Pool: Sendable {
             case .success(let channel):
                 do {
                     let connection = try NIOHTTP1Connection(channel: channel, origin: origin)
+                    let isShutDown = self.state.withLock { state in
+                        state.origins[origin]?.connections[ObjectIdentifier(connection)] = connection
+                        return state.isShutDown
+                    }
                     connection.observe(
                         reusable: { [weak self] in self?.release(connection) },
                         closed: { [weak self] in self?.remove(connection) })
-                    guard !self.state.withLock({ $0.isShutDown }) else {
+                    guard !isShutDown else {
                         connection.close()
                         return exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
                     }
@@ -141,9 +166,9 @@ final class NIOHTTP1Pool: Sendable {
     private func connectionFailed(origin: NIOHTTP1Target.Origin) {
         let next = state.withLock { state -> NIOHTTP1Exchange? in
             state.origins[origin]?.open -= 1
-            guard !state.isShutDown, state.origins[origin]?.waiting.isEmpty == false else { return nil }
+            guard !state.isShutDown, let next = state.origins[origin]?.nextWaiting() else { return nil }
             state.origins[origin]?.open += 1
-            return state.origins[origin]?.waiting.removeFirst()
+            return next
         }
         if let next { connect(for: next, origin: origin, on: group.next()) }
     }
@@ -153,9 +178,7 @@ final class NIOHTTP1Pool: Sendable {
         let now = NIODeadline.now()
         let next = state.withLock { state -> NIOHTTP1Exchange? in
             guard !state.isShutDown else { return nil }
-            if state.origins[connection.origin]?.waiting.isEmpty == false {
-                return state.origins[connection.origin]?.waiting.removeFirst()
-            }
+            if let next = state.origins[connection.origin]?.nextWaiting() { return next }
             state.origins[connection.origin]?.idle.append(Idle(connection: connection, since: now))
             if state.sweep == nil { startSweep(&state) }
             return nil
@@ -173,10 +196,11 @@ final class NIOHTTP1Pool: Sendable {
             guard var origin = state.origins[connection.origin] else { return nil }
             defer { state.origins[connection.origin] = origin }
             origin.idle.removeAll { $0.connection === connection }
+            origin.connections[ObjectIdentifier(connection)] = nil
             origin.open -= 1
-            guard !state.isShutDown, !origin.waiting.isEmpty else { return nil }
+            guard !state.isShutDown, let next = origin.nextWaiting() else { return nil }
             origin.open += 1
-            return origin.waiting.removeFirst()
+            return next
         }
         if let next { connect(for: next, origin: connection.origin, on: connection.channel.eventLoop) }
     }
@@ -204,16 +228,17 @@ final class NIOHTTP1Pool: Sendable {
         for connection in expired { connection.close() }
     }
 
-    /// Closes every connection and fails every waiting exchange; the pool takes no more.
+    /// Closes every connection (an exchange in flight fails) and fails every waiting exchange; the pool takes no
+    /// more.
     func shutdown() async {
-        let (idle, waiting, sweep) = state.withLock { state in
+        let (connections, waiting, sweep) = state.withLock { state in
             state.isShutDown = true
             defer {
                 state.origins = [:]
                 state.sweep = nil
             }
             return (
-                state.origins.values.flatMap { $0.idle.map(\.connection) },
+                state.origins.values.flatMap(\.connections.values),
                 state.origins.values.flatMap(\.waiting), state.sweep
             )
         }
@@ -221,7 +246,7 @@ final class NIOHTTP1Pool: Sendable {
         for exchange in waiting {
             exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
         }
-        for connection in idle {
+        for connection in connections {
             try? await connection.channel.close()
         }
     }

@@ -168,6 +168,10 @@ public final class NIOTransport: Transport {
     public func collect(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) async throws -> TransportResponse {
+        // A body that is not in memory streams, with backpressure, through `send`.
+        if let body = request.body, body.data == nil {
+            return try await collectBySending(request, cancellation: cancellation, activity: activity)
+        }
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }
@@ -180,7 +184,7 @@ public final class NIOTransport: Transport {
     public func startCollecting(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse? {
-        guard try trustGate(for: request) == nil else { return nil }
+        guard try trustGate(for: request) == nil, request.body.map({ $0.data != nil }) ?? true else { return nil }
         if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         return try start(request, on: client, cancellation: cancellation, activity: activity)
     }
