@@ -157,6 +157,16 @@ enum OnNIO: CourierTransportKind {
     }
 }
 
+/// Diagnostic (`--clients courier-nio-ahc`): NIOTransport with its own HTTP/1.1 connections switched off, so every
+/// exchange goes through AsyncHTTPClient's delegate API as before session 10.
+enum OnNIOThroughAsyncHTTPClient: CourierTransportKind {
+    static func makeTransport() -> any Transport {
+        var configuration = NIOTransport.Configuration()
+        configuration.usesOwnHTTP1Connections = false
+        return NIOTransport(configuration: configuration)
+    }
+}
+
 enum OnURLSession: CourierTransportKind {
     static func makeTransport() -> any Transport {
         URLSessionTransport()

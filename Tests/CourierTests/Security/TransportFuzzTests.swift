@@ -82,6 +82,60 @@ struct TransportFuzzTests {
         await transport.shutdown()
     }
 
+    /// The same responses through the `async` API, whose plain-`http` exchanges NIOTransport runs on its own
+    /// HTTP/1.1 connections (`NIOHTTP1Pool`) rather than AsyncHTTPClient's: every call returns or throws a
+    /// ``CourierError`` before its deadline, and the session is left with no task.
+    @Test("Random and mutated responses through the async API (NIOTransport's own connections)")
+    func randomResponsesCollected() async throws {
+        let server = try await FaultServer.start(
+            .reply(close: true) { head in Self.response(case: Self.caseNumber(in: head), seed: Self.seed) })
+        defer { Task { try? await server.stop() } }
+        var configuration = SessionConfiguration.ephemeral
+        configuration.maximumRedirects = 3
+        let transport = NIOTransport()
+        let manager = HTTPSessionManager(configuration: configuration, transport: transport)
+        var hooks = manager.hooks
+        hooks.willPerformRedirection = { _, _, proposed in proposed.url?.host == "127.0.0.1" ? proposed : nil }
+        manager.hooks = hooks
+        defer { manager.invalidate(cancelingTasks: true) }
+        let serializer = HTTPResponseSerializer(acceptableStatusCodes: nil)
+        let deadline: TimeInterval = 3
+        let cases = Self.casesPerTransport / 2
+        var outcomes = (succeeded: 0, failed: 0)
+        for start in stride(from: 0, to: cases, by: 8) {
+            let results = await withTaskGroup(of: (Int, (any Error)?, Duration).self) { group in
+                for number in start..<min(start + 8, cases) {
+                    var request = URLRequest(url: server.baseURL.appendingPathComponent("case/\(number)"))
+                    request.timeoutInterval = deadline
+                    let sent = request
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        do {
+                            _ = try await manager.send(sent, serializer: serializer)
+                            return (number, nil, ContinuousClock.now - started)
+                        } catch {
+                            return (number, error, ContinuousClock.now - started)
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            for (number, error, took) in results {
+                #expect(took < .seconds(deadline + 7), "case \(number) took \(took)")
+                if let error {
+                    #expect(error is CourierError, "case \(number): \(error)")
+                    outcomes.failed += 1
+                } else {
+                    outcomes.succeeded += 1
+                }
+            }
+        }
+        #expect(manager.tasks.isEmpty)
+        #expect(outcomes.succeeded > cases / 20, "\(outcomes)")
+        #expect(outcomes.failed > cases / 20, "\(outcomes)")
+        await transport.shutdown()
+    }
+
     /// Whether `bytes` have a shape FoundationNetworking on Linux itself traps on, inside libcurl's callbacks and
     /// before any delegate of Courier's is called, so no code of Courier's can guard URLSessionTransport from it
     /// there (SECURITY.md lists them):

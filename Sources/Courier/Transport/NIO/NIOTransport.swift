@@ -8,11 +8,16 @@ import NIOPosix
 import NIOSSL
 import Tracing
 
-/// The transport on AsyncHTTPClient (SwiftNIO): Courier's default on Linux.
+/// The transport on SwiftNIO and AsyncHTTPClient: Courier's default on Linux.
 ///
 /// Redirects are never followed here (the session follows them, so its hook sees every hop), and bodies stream in
 /// both directions with backpressure. The configuration is set explicitly rather than inherited from
 /// AsyncHTTPClient's defaults: see ``Configuration``.
+///
+/// Collected exchanges (``collect(_:cancellation:activity:)``, what the `async` calls use) of plain `http` requests
+/// run on the transport's own keep-alive HTTP/1.1 connections, which cost less per exchange than AsyncHTTPClient's;
+/// everything else (``send(_:)``, `https`, HTTP/2) runs on AsyncHTTPClient. The two keep separate pools, each with
+/// at most ``Configuration/maximumConnectionsPerHost`` connections to a host.
 ///
 /// The underlying `HTTPClient` is shut down by ``shutdown()``, or, without waiting, when the transport is released.
 public final class NIOTransport: Transport {
