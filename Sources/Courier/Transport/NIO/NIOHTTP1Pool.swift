@@ -43,6 +43,27 @@ final class NIOHTTP1Pool: Sendable {
         var origins: [NIOHTTP1Target.Origin: Origin] = [:]
         var isShutDown = false
         var sweep: RepeatedTask?
+
+        /// One of `key`'s connections, open or being opened, is gone: it no longer counts, and the first waiter, if
+        /// any, is returned to open one of its own (and counts as opening it). An origin with nothing left is
+        /// forgotten.
+        mutating func connectionGone(
+            from key: NIOHTTP1Target.Origin, connection: NIOHTTP1Connection?
+        ) -> NIOHTTP1Exchange? {
+            guard var origin = origins[key] else { return nil }
+            if let connection {
+                origin.idle.removeAll { $0.connection === connection }
+                origin.connections[ObjectIdentifier(connection)] = nil
+            }
+            origin.open -= 1
+            var next: NIOHTTP1Exchange?
+            if !isShutDown, let waiter = origin.nextWaiting() {
+                origin.open += 1
+                next = waiter
+            }
+            origins[key] = origin.open == 0 && origin.waiting.isEmpty ? nil : origin
+            return next
+        }
     }
 
     /// What to do, decided under the lock and done outside it.
@@ -162,14 +183,9 @@ final class NIOHTTP1Pool: Sendable {
         }
     }
 
-    /// A connection could not be made: it no longer counts, and the first waiter, if any, gets a try of its own.
+    /// A connection could not be made: the first waiter, if any, gets a try of its own.
     private func connectionFailed(origin: NIOHTTP1Target.Origin) {
-        let next = state.withLock { state -> NIOHTTP1Exchange? in
-            state.origins[origin]?.open -= 1
-            guard !state.isShutDown, let next = state.origins[origin]?.nextWaiting() else { return nil }
-            state.origins[origin]?.open += 1
-            return next
-        }
+        let next = state.withLock { $0.connectionGone(from: origin, connection: nil) }
         if let next { connect(for: next, origin: origin, on: group.next()) }
     }
 
@@ -190,18 +206,9 @@ final class NIOHTTP1Pool: Sendable {
         }
     }
 
-    /// A connection closed: it no longer counts, and the first waiter, if any, gets a new one.
+    /// A connection closed: the first waiter, if any, gets a new one.
     private func remove(_ connection: NIOHTTP1Connection) {
-        let next = state.withLock { state -> NIOHTTP1Exchange? in
-            guard var origin = state.origins[connection.origin] else { return nil }
-            defer { state.origins[connection.origin] = origin }
-            origin.idle.removeAll { $0.connection === connection }
-            origin.connections[ObjectIdentifier(connection)] = nil
-            origin.open -= 1
-            guard !state.isShutDown, let next = origin.nextWaiting() else { return nil }
-            origin.open += 1
-            return next
-        }
+        let next = state.withLock { $0.connectionGone(from: connection.origin, connection: connection) }
         if let next { connect(for: next, origin: connection.origin, on: connection.channel.eventLoop) }
     }
 
