@@ -50,6 +50,9 @@ final class FaultServer: Sendable {
         var requests = 0
         var heads: [String] = []
         var open: [ObjectIdentifier: any Channel] = [:]
+        /// ``Behaviour/slow(headAfter:)`` only: requests read and not answered yet, now and at most.
+        var inFlight = 0
+        var maxInFlight = 0
     }
 
     /// The port the server listens on, on 127.0.0.1.
@@ -81,6 +84,8 @@ final class FaultServer: Sendable {
     var requestCount: Int { record.withLock { $0.requests } }
     /// The request heads read so far, as text up to (not including) the blank line.
     var requestHeads: [String] { record.withLock { $0.heads } }
+    /// ``Behaviour/slow(headAfter:)`` only: the most requests the server held unanswered at once.
+    var maxRequestsInFlight: Int { record.withLock { $0.maxInFlight } }
     /// How many connections are open now.
     var openConnectionCount: Int { record.withLock { $0.open.count } }
 
@@ -190,8 +195,13 @@ private final class FaultHandler: ChannelInboundHandler {
         case .garbageStatusLine:
             write(context, Array("HELLO WORLD\r\n\r\n".utf8), close: false)
         case .slow(let delay):
+            record.withLock {
+                $0.inFlight += 1
+                $0.maxInFlight = max($0.maxInFlight, $0.inFlight)
+            }
             guard let delay else { return }
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(delay)) {
+                self.record.withLock { $0.inFlight -= 1 }
                 self.write(context, Array(FaultServer.ok()), close: false)
             }
         case .slowBody(let count, let interval):
