@@ -24,7 +24,9 @@ enum Transfers {
 
     static func main(_ arguments: [String]) async throws {
         guard arguments.count >= 2, let operation = Operation(rawValue: arguments[0]) else {
-            throw BenchError(description: "usage: transfer upload|download|multipart courier|ahc --url URL --file PATH")
+            throw BenchError(
+                description: "usage: transfer upload|download|multipart courier|ahc --url URL --file PATH"
+                    + " (and: transfer download operation …)")
         }
         let client = arguments[1]
         var url: URL?
@@ -43,6 +45,7 @@ enum Transfers {
         switch client {
         case "courier": bytes = try await courier(operation, url: url, file: file)
         case "ahc": bytes = try await ahc(operation, url: url, file: file)
+        case "operation" where operation == .download: bytes = try await operationDownload(url: url, file: file)
         default: throw BenchError(description: "unknown client \(client)")
         }
         let elapsed = ContinuousClock.now - start
@@ -86,6 +89,22 @@ enum Transfers {
         await withCheckedContinuation { continuation in
             make { _, _, error in continuation.resume(returning: error) }.resume()
         }
+    }
+
+    /// AFNetworking 2's way: an `HTTPRequestOperation` on an `OperationQueue`, its body written to an
+    /// `OutputStream(toFileAtPath:append:)` as it arrives.
+    static func operationDownload(url: URL, file: URL) async throws -> Int64 {
+        let transport = NIOTransport()
+        let operation = HTTPRequestOperation(request: URLRequest(url: url), transport: transport)
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: false)
+        let queue = OperationQueue()
+        await withCheckedContinuation { continuation in
+            operation.completionBlock = { continuation.resume() }
+            queue.addOperation(operation)
+        }
+        await transport.shutdown()
+        if let error = operation.error { throw error }
+        return try fileSize(file)
     }
 
     // MARK: AsyncHTTPClient, used directly

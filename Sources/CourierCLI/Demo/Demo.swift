@@ -42,6 +42,9 @@ struct Demo {
             Step(title: "A request timeout", run: timeout),
             Step(title: "Multipart upload of a generated file, with a progress bar", run: multipartUpload),
             Step(title: "A download interrupted, then resumed; SHA-256 checked", run: resumedDownload),
+            Step(
+                title: "A batch of downloads on an operation queue (AFNetworking 2), one paused and resumed",
+                run: operationBatch),
             Step(title: "HTTP caching: revalidated with If-None-Match, the 304 served from URLCache", run: cached),
             Step(title: "HTTPS with a pinned public key that matches", run: pinnedPasses),
             Step(title: "HTTPS with a pin that does not match: refused", run: pinnedRefused),
@@ -196,6 +199,51 @@ struct Demo {
     struct Catalog: Decodable, Sendable, Equatable {
         var items: [String]
         var version: Int
+    }
+
+    /// Three `HTTPRequestOperation`s on a queue of width 2 as one batch; the second is paused once a third of it
+    /// has arrived and resumed 200 ms later, which continues it with `Range` and `If-Range`.
+    func operationBatch() async throws -> Outcome {
+        let url = server.baseURL.appendingPathComponent("files/archive.bin")
+        let total = Int64(server.archive.count)
+        let operations = (0..<3).map { _ in HTTPRequestOperation(request: URLRequest(url: url)) }
+        for operation in operations { operation.completionQueue = queue }
+        let lines = LockedValue([String]())
+        let paused = LockedValue<Int64?>(nil)
+        let second = operations[1]
+        let queue = queue
+        second.setDownloadProgressBlock { _, received, _ in
+            guard received >= total / 3, paused.withLock({ $0 == nil }) else { return }
+            second.pause()
+            guard second.isPaused else { return }
+            paused.withLock { $0 = received }
+            lines.withLock { $0.append("operation 2 paused after \(received) of \(total) bytes") }
+            queue.asyncAfter(deadline: .now() + 0.2) { second.resume() }
+        }
+        let finished: [URLConnectionOperation] = await withCheckedContinuation { continuation in
+            let batch = URLConnectionOperation.batch(
+                of: operations,
+                progress: { done, count in lines.withLock { $0.append("batch: \(done) of \(count) finished") } },
+                completion: { continuation.resume(returning: $0) })
+            let operationQueue = OperationQueue()
+            operationQueue.maxConcurrentOperationCount = 2
+            for operation in batch { operationQueue.addOperation(operation) }
+        }
+        let expected = Data(SHA256.hash(data: server.archive))
+        for (index, operation) in finished.enumerated() {
+            if let error = operation.error { throw CommandFailure(.failure, "operation \(index + 1): \(error)") }
+            let digest = operation.responseData.map { Data(SHA256.hash(data: $0)) }
+            try Self.check(digest == expected, "operation \(index + 1)'s body does not match the archive")
+        }
+        var outcome = lines.withLock { $0 }
+        if let offset = paused.withLock({ $0 }) {
+            let range = second.request.value(forHTTPHeaderField: "Range") ?? "none"
+            try Self.check(range == "bytes=\(offset)-", "the resumed request asked for \(range)")
+            try Self.check(second.response?.statusCode == 206, "the resume was not answered with 206")
+            outcome.append("operation 2 resumed with Range: \(range) and If-Range; the server answered 206")
+        }
+        outcome.append("all 3 bodies match the archive's SHA-256")
+        return outcome
     }
 
     func cached() async throws -> Outcome {
