@@ -47,9 +47,11 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         }
     }
 
-    /// The serialization's error when it failed, else the request's.
+    /// The serialization's error when it failed, else the request's. Once the operation has finished, reading it
+    /// serializes the response first (``responseObject``), so a failed validation is never missed.
     open override var error: (any Error)? {
-        serialization.withLock { $0.error } ?? super.error
+        if isFinished { _ = responseObject }
+        return serialization.withLock { $0.error } ?? super.error
     }
 
     /// Pauses as ``URLConnectionOperation/pause()`` does, and prepares the request that resumes the download.

@@ -499,14 +499,15 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
         return manager
     }
 
-    /// The challenge block's answer; else the credential once, or the credential storage's default.
+    /// The challenge block's answer; else the credential once (the session's default handling, which keeps it
+    /// to the request's origin), or the credential storage's default for the challenge's own protection space.
     private func answer(_ challenge: AuthenticationChallenge) -> AuthenticationDisposition {
         let (block, credential, usesStorage) = store.withLock {
             ($0.blocks.challenge, $0.credential, $0.shouldUseCredentialStorage)
         }
         if let block { return block(self, challenge) }
+        if credential != nil { return .performDefaultHandling }
         guard challenge.previousFailureCount == 0 else { return .rejectProtectionSpace }
-        if let credential { return .useCredential(credential) }
         if usesStorage, let url = challenge.response.url, let host = url.host {
             let space = URLProtectionSpace(
                 host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), protocol: url.scheme,

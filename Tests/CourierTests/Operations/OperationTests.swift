@@ -144,6 +144,13 @@ import Testing
         operation.setCompletionBlock(
             success: { _, _ in completions.withLock { $0 += 1 } }, failure: { _, _ in completions.withLock { $0 += 1 } }
         )
+        let notified = Locked([String]())
+        let observers = [Notification.Name.operationDidStart, .operationDidFinish].map { name in
+            NotificationCenter.default.addObserver(forName: name, object: operation, queue: nil) { _ in
+                notified.withLock { $0.append(name == .operationDidStart ? "start" : "finish") }
+            }
+        }
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
         let queue = OperationQueue()
         queue.addOperation(operation)
         try await waitUntil(timeout: .seconds(20)) { totals.withLock { $0.last } == 1 << 20 }
@@ -159,6 +166,7 @@ import Testing
         try await waitUntil(timeout: .seconds(30)) { operation.isFinished }
         try await waitUntil(timeout: .seconds(10)) { completions.value == 1 }
         #expect(operation.error == nil, "\(String(describing: operation.error))")
+        #expect(notified.value == ["start", "finish", "start", "finish"])
         let last = try #require(server.requests.last)
         #expect(last.range == "bytes=\(1 << 20)-")
         #expect(last.ifRange == "\"v1\"")
@@ -263,6 +271,121 @@ import Testing
         #expect(calls.all == ["failure -999"])
         #expect(finished.value == 1)
         await kind.shutdown()
+        try await server.stop()
+    }
+
+    // MARK: Blocks, credentials, serialization
+
+    @Test("The redirect block stops a redirect or changes where it goes", arguments: TestTransports.names)
+    func redirectBlock(transport: String) async throws {
+        let url = try await HTTPBin.url("/redirect-to?url=/get&status_code=302")
+        let kind = TestTransports.make(transport)
+        let stopped = URLConnectionOperation(request: URLRequest(url: url), transport: kind)
+        let seen = Locked([Int]())
+        stopped.setRedirectResponseBlock { _, _, response in
+            seen.withLock { $0.append(response?.statusCode ?? 0) }
+            return nil
+        }
+        let changed = URLConnectionOperation(request: URLRequest(url: url), transport: kind)
+        changed.setRedirectResponseBlock { _, proposed, _ in
+            var request = proposed
+            request.url = proposed.url.flatMap { URL(string: "/anything?changed=1", relativeTo: $0)?.absoluteURL }
+            return request
+        }
+        try await run([stopped, changed])
+        #expect(seen.value == [302])
+        #expect(stopped.error == nil)
+        #expect(stopped.response?.statusCode == 302)
+        #expect(changed.response?.statusCode == 200)
+        #expect(changed.responseString?.contains("changed=1") == true)
+    }
+
+    @Test(
+        "The credential answers a Basic challenge once; the challenge block can answer instead",
+        arguments: TestTransports.names)
+    func authentication(transport: String) async throws {
+        let url = try await HTTPBin.url("/basic-auth/user/passwd")
+        let kind = TestTransports.make(transport)
+        let withCredential = HTTPRequestOperation(request: URLRequest(url: url), transport: kind)
+        withCredential.credential = Credential(user: "user", password: "passwd")
+        let withBlock = HTTPRequestOperation(request: URLRequest(url: url), transport: kind)
+        let asked = Locked(0)
+        withBlock.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            asked.withLock { $0 += 1 }
+            return challenge.previousFailureCount == 0
+                ? .useCredential(Credential(user: "user", password: "passwd")) : .rejectProtectionSpace
+        }
+        let wrong = HTTPRequestOperation(request: URLRequest(url: url), transport: kind)
+        wrong.credential = Credential(user: "user", password: "wrong")
+        let none = HTTPRequestOperation(request: URLRequest(url: url), transport: kind)
+        none.shouldUseCredentialStorage = false
+        try await run([withCredential, withBlock, wrong, none])
+        #expect(withCredential.response?.statusCode == 200)
+        #expect(withCredential.error == nil)
+        #expect(withBlock.response?.statusCode == 200)
+        #expect(asked.value == 1)
+        #expect(wrong.response?.statusCode == 401)
+        #expect((wrong.error as? CourierError)?.errorCode == -1011)
+        #expect(none.response?.statusCode == 401)
+    }
+
+    @Test(
+        "A 404 fails the serializer: its error becomes the operation's, and the failure block gets it",
+        arguments: TestTransports.names)
+    func serializationError(transport: String) async throws {
+        let url = try await HTTPBin.url("/status/404")
+        let operation = HTTPRequestOperation(request: URLRequest(url: url), transport: TestTransports.make(transport))
+        let calls = Calls()
+        operation.setCompletionBlock(
+            success: { _, _ in calls.add("success") },
+            failure: { _, error in calls.add("failure \((error as? CourierError)?.errorCode ?? 0)") })
+        try await run([operation])
+        try await waitUntil(timeout: .seconds(10)) { !calls.all.isEmpty }
+        #expect(calls.all == ["failure -1011"])
+        #expect(operation.responseObject == nil)
+        #expect((operation.error as? CourierError)?.errorCode == -1011)
+        #expect(operation.response?.statusCode == 404)
+    }
+
+    @Test("The cache block decides what the operation's URL cache stores")
+    func cacheBlock() async throws {
+        let url = try await HTTPBin.url("/cache/60")
+        let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        let vetoed = URLConnectionOperation(request: URLRequest(url: url))
+        vetoed.urlCache = cache
+        let proposed = Locked(0)
+        vetoed.setCacheResponseBlock { _, _ in
+            proposed.withLock { $0 += 1 }
+            return nil
+        }
+        try await run([vetoed])
+        #expect(proposed.value == 1)
+        #expect(cache.cachedResponse(for: URLRequest(url: url)) == nil)
+        let kept = URLConnectionOperation(request: URLRequest(url: url))
+        kept.urlCache = cache
+        kept.setCacheResponseBlock { _, response in response }
+        try await run([kept])
+        #expect(cache.cachedResponse(for: URLRequest(url: url))?.data == kept.responseData)
+    }
+
+    /// The operation's weak reference, to see it released.
+    private struct Weak: Sendable {
+        weak var operation: URLConnectionOperation?
+    }
+
+    @Test("The completion block is released after it runs, so the operation is released too")
+    func completionBlockReleased() async throws {
+        let server = try await FaultServer.start(.countingConnections)
+        let weak = Locked(Weak())
+        let ran = Locked(false)
+        do {
+            let operation = URLConnectionOperation(request: URLRequest(url: server.baseURL))
+            operation.completionBlock = { ran.withLock { $0 = operation.responseString == "hello" } }
+            weak.withLock { $0.operation = operation }
+            try await run([operation])
+        }
+        try await waitUntil(timeout: .seconds(10)) { ran.value }
+        try await waitUntil(timeout: .seconds(10)) { weak.withLock { $0.operation == nil } }
         try await server.stop()
     }
 
