@@ -20,7 +20,10 @@ struct RequestRunner {
             try await console.flush()
             return .success
         }
-        let manager = try makeManager()
+        // Only a plain request waits silently for its head; uploads and downloads draw a progress bar instead.
+        let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
+        defer { spinner?.stop() }
+        let manager = try makeManager(monitors: spinner.map { [$0.monitor] } ?? [])
         defer { manager.invalidate(cancelingTasks: true) }
         try await printRequest(prepared, toStdout: false)
         let request = prepared.urlRequest
@@ -51,6 +54,7 @@ struct RequestRunner {
                 return finalStatus(response)
             }
             let streamed = try await manager.stream(request, acceptableStatusCodes: nil)
+            spinner?.stop()
             printResponseHead(streamed.response)
             if options.print.responseBody {
                 try await printer.print(
@@ -78,9 +82,10 @@ struct RequestRunner {
     private var printer: BodyPrinter { BodyPrinter(console: console, pretty: options.pretty) }
 
     /// A session for one request: no cookies kept, the timeout and redirect limit of the options, redirects only
-    /// with `--follow`, the TLS options.
-    func makeManager() throws -> SessionManager {
+    /// with `--follow`, the TLS options, and `monitors` watching it.
+    func makeManager(monitors: [any EventMonitor] = []) throws -> SessionManager {
         var configuration = SessionConfiguration.ephemeral
+        configuration.eventMonitors = monitors
         if let timeout = options.timeout { configuration.timeoutIntervalForRequest = timeout }
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
