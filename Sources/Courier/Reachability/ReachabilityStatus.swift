@@ -65,13 +65,13 @@ public struct ReachabilityPath: Sendable, Hashable {
         self.supportsIPv6 = supportsIPv6
     }
 
-    /// The status this path gives: not reachable without an interface (or with only the loopback); WWAN over a
-    /// cellular link; Wi-Fi otherwise, as AFNetworking reports Ethernet.
+    /// The status this path gives: not reachable without an interface; WWAN over a cellular link; Wi-Fi
+    /// otherwise, as AFNetworking reports Ethernet (and an address on this machine, reached over the loopback).
     public var status: ReachabilityStatus {
         switch interface?.kind {
-        case nil, .loopback: .notReachable
+        case nil: .notReachable
         case .cellular: .reachableViaWWAN
-        case .wired, .wifi, .other: .reachableViaWiFi
+        case .wired, .wifi, .loopback, .other: .reachableViaWiFi
         }
     }
 }

@@ -1,0 +1,188 @@
+import Dispatch
+import Foundation
+
+/// Watches whether the internet, a host or an address can be reached (AFNetworking's
+/// `AFNetworkReachabilityManager`), on Linux from the kernel's routing table.
+///
+/// ```swift
+/// let reachability = ReachabilityManager.shared
+/// reachability.setReachabilityStatusChangeBlock { status in print(status) }
+/// reachability.startMonitoring()
+/// print(reachability.status)  // already known: the current state is read before startMonitoring() returns
+/// ```
+///
+/// Reachable means there is a route to the target whose interface is up and running: the default route for the
+/// general case (AFNetworking's zero address), the route the kernel would use for an address, and for a domain the
+/// route to any of its resolved addresses. Nothing is sent to check: an address's route is found with a UDP
+/// `connect`, which sends no packet. A status is reported only when it changes, never twice in a row.
+///
+/// On Linux the state comes from a `NETLINK_ROUTE` socket: a dump of the links and routes when monitoring starts,
+/// then every change within milliseconds, read by a dispatch source on the manager's queue. Ethernet is reported as
+/// ``ReachabilityStatus/reachableViaWiFi`` (as AFNetworking does on macOS), PPP and raw-IP links as
+/// ``ReachabilityStatus/reachableViaWWAN``. On other platforms this version reports ``ReachabilityStatus/unknown``.
+public final class ReachabilityManager: Sendable {
+    /// What is watched.
+    public enum Target: Sendable, Hashable {
+        /// Any route to the internet (AFNetworking's zero address).
+        case internet
+        /// A host name, resolved at each change.
+        case domain(String)
+        /// An IPv4 or IPv6 literal.
+        case address(String)
+    }
+
+    /// The user-info key of ``Foundation/Notification/Name/reachabilityDidChange`` for the new status (its raw
+    /// value as an `NSNumber`): AFNetworking's `AFNetworkingReachabilityNotificationStatusItem`.
+    public static let statusUserInfoKey = "AFNetworkingReachabilityNotificationStatusItem"
+
+    /// The general case, shared.
+    public static let shared = ReachabilityManager()
+
+    private struct State {
+        var status = ReachabilityStatus.unknown
+        var path: ReachabilityPath?
+        var block: (@Sendable (ReachabilityStatus) -> Void)?
+        var continuations: [UUID: AsyncStream<ReachabilityStatus>.Continuation] = [:]
+        var monitoring = false
+        #if os(Linux)
+            var watcher: RoutingWatcher?
+        #endif
+    }
+
+    /// What this manager watches.
+    public let target: Target
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "Courier.ReachabilityManager")
+
+    /// Watches the general case: any route to the internet.
+    public convenience init() {
+        self.init(target: .internet)
+    }
+
+    /// Watches a host name.
+    public convenience init(domain: String) {
+        self.init(target: .domain(domain))
+    }
+
+    /// Watches an IPv4 or IPv6 address.
+    ///
+    /// - Throws: ``ReachabilityError/invalidAddress(_:)`` when `address` is not a literal of either.
+    public convenience init(address: String) throws {
+        guard RouteProbe.socketAddress(address) != nil else { throw ReachabilityError.invalidAddress(address) }
+        self.init(target: .address(address))
+    }
+
+    private init(target: Target) {
+        self.target = target
+    }
+
+    /// The current status; ``ReachabilityStatus/unknown`` until monitoring has started.
+    public var status: ReachabilityStatus { state.withLock { $0.status } }
+    /// The path behind ``status``: the interface in use and the families with a route; `nil` until known.
+    public var path: ReachabilityPath? { state.withLock { $0.path } }
+    /// Whether the target can be reached.
+    public var isReachable: Bool { isReachableViaWWAN || isReachableViaWiFi }
+    /// Whether the target can be reached over a cellular-style link.
+    public var isReachableViaWWAN: Bool { status == .reachableViaWWAN }
+    /// Whether the target can be reached over Wi-Fi or Ethernet.
+    public var isReachableViaWiFi: Bool { status == .reachableViaWiFi }
+
+    /// Called on the manager's queue with each new status.
+    public func setReachabilityStatusChangeBlock(_ block: (@Sendable (ReachabilityStatus) -> Void)?) {
+        state.withLock { $0.block = block }
+    }
+
+    /// Each new status from now on, starting with the current one when it is known; ends when the sequence is
+    /// dropped.
+    public var statusUpdates: AsyncStream<ReachabilityStatus> {
+        let id = UUID()
+        return AsyncStream { continuation in
+            let current = state.withLock { state -> ReachabilityStatus in
+                state.continuations[id] = continuation
+                return state.status
+            }
+            if current != .unknown { continuation.yield(current) }
+            continuation.onTermination = { [weak self] _ in
+                self?.state.withLock { _ = $0.continuations.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// Starts watching; the current status is known when this returns. Does nothing when already monitoring.
+    public func startMonitoring() {
+        guard
+            state.withLock({ state -> Bool in
+                defer { state.monitoring = true }
+                return !state.monitoring
+            })
+        else { return }
+        #if os(Linux)
+            let target = target
+            do {
+                let watcher = try RoutingWatcher(queue: queue) { [weak self] table in
+                    self?.report(Self.path(to: target, table: table))
+                }
+                state.withLock { $0.watcher = watcher }
+                let table = try watcher.start()
+                report(Self.path(to: target, table: table))
+            } catch {
+                report(nil)
+            }
+        #endif
+    }
+
+    /// Stops watching; the status stays as it was. Starting again afterwards reads the state anew.
+    public func stopMonitoring() {
+        state.withLock { state in
+            state.monitoring = false
+            #if os(Linux)
+                state.watcher?.stop()
+                state.watcher = nil
+            #endif
+        }
+    }
+
+    /// Records `path` and reports its status if it changed; `nil` means the state could not be read.
+    private func report(_ path: ReachabilityPath?) {
+        let status = path?.status ?? .unknown
+        let change = state.withLock {
+            state -> (
+                block: (@Sendable (ReachabilityStatus) -> Void)?,
+                streams: [AsyncStream<ReachabilityStatus>.Continuation]
+            )? in
+            state.path = path
+            guard state.monitoring, state.status != status else { return nil }
+            state.status = status
+            return (state.block, Array(state.continuations.values))
+        }
+        guard let change else { return }
+        change.streams.forEach { $0.yield(status) }
+        NotificationCenter.default.post(
+            name: .reachabilityDidChange, object: self,
+            userInfo: [Self.statusUserInfoKey: NSNumber(value: status.rawValue)])
+        if let block = change.block { queue.async { block(status) } }
+    }
+
+    #if os(Linux)
+        /// The path to `target` in `table`.
+        static func path(to target: Target, table: RoutingTable) -> ReachabilityPath {
+            switch target {
+            case .internet:
+                return table.defaultPath
+            case .address(let literal):
+                return RouteProbe.socketAddress(literal).map { RouteProbe.path(to: $0, table: table) }
+                    ?? ReachabilityPath(interface: nil, supportsIPv4: false, supportsIPv6: false)
+            case .domain(let host):
+                let paths = RouteProbe.resolve(host).map { RouteProbe.path(to: $0, table: table) }
+                return paths.first { $0.interface != nil }
+                    ?? ReachabilityPath(interface: nil, supportsIPv4: false, supportsIPv6: false)
+            }
+        }
+    #endif
+}
+
+extension Notification.Name {
+    /// Posted when a ``ReachabilityManager``'s status changes (`AFNetworkingReachabilityDidChangeNotification`); the
+    /// new status is under ``ReachabilityManager/statusUserInfoKey``.
+    public static let reachabilityDidChange = Notification.Name("com.alamofire.networking.reachability.change")
+}
