@@ -11,8 +11,9 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources",
 # Bottom first: a folder may use the ones before it, never one after it.
 # Folders in one entry form one layer (a concern and its subfolders).
 LAYERS = [["Errors"], ["Support"], ["HTTP/Body"], ["HTTP"], ["Values"], ["Images"], ["Parameters"], ["Security"],
-          ["Serialization/Request"], ["Serialization/Response"], ["Transport", "Transport/NIO", "Transport/URLSession"],
-          ["Session", "Session/Events", "Session/Exchange"], ["Operations"], ["Activity"], ["Reachability"]]
+          ["Serialization/Request"], ["Serialization/Response"], ["Reachability"],
+          ["Transport", "Transport/NIO", "Transport/URLSession"],
+          ["Session", "Session/Events", "Session/Exchange"], ["Operations"], ["Activity"]]
 LAYER = {name: index for index, names in enumerate(LAYERS) for name in names}
 WORD = re.compile(r"(?<![.\w])[A-Z]\w*")
 DECL = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|internal|private|fileprivate|final|open|indirect)\s+)*"

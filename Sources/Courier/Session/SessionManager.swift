@@ -29,6 +29,15 @@ open class SessionManager: @unchecked Sendable {
     /// The transport requests go through.
     public var transport: any Transport { core.transport }
 
+    /// The reachability manager the app consults about this session's network (AFNetworking's
+    /// `reachabilityManager`); ``ReachabilityManager/shared`` by default, not started: call
+    /// ``ReachabilityManager/startMonitoring()`` to use it. The session itself never waits for reachability.
+    public var reachabilityManager: ReachabilityManager {
+        get { reachability.withLock { $0 } }
+        set { reachability.withLock { $0 = newValue } }
+    }
+    private let reachability = Locked(ReachabilityManager.shared)
+
     /// Creates a manager.
     ///
     /// - Parameters:
