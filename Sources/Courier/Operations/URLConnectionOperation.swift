@@ -420,8 +420,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
     private func stream(_ request: URLRequest, on manager: SessionManager, run: Int) async throws {
         let streamed = try await manager.stream(request, acceptableStatusCodes: nil)
         let offset = try accept(streamed.response, run: run)
-        let expected = streamed.response.expectedContentLength
-        let total = expected >= 0 ? expected + offset : -1
+        let total = Self.expectedTotal(of: streamed.response, after: offset)
         for try await chunk in streamed.chunks {
             let kept = try keep(chunk, run: run)
             report(\.download, bytes: Int64(chunk.count), total: kept, expected: total)
@@ -443,8 +442,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
         var hooks = manager.hooks
         hooks.didReceiveResponse = { [weak self] _, response in
             guard let self, let offset = try? self.accept(response, run: run) else { return .cancel }
-            let expected = response.expectedContentLength
-            expectedTotal.withLock { $0 = expected >= 0 ? expected + offset : -1 }
+            expectedTotal.withLock { $0 = Self.expectedTotal(of: response, after: offset) }
             return .allow
         }
         hooks.didReceiveData = { [weak self] _, chunk in
@@ -588,6 +586,13 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
     private func report(_ which: KeyPath<Blocks, ProgressBlock?>, bytes: Int64, total: Int64, expected: Int64) {
         guard let block = store.withLock({ $0.blocks[keyPath: which] }) else { return }
         callbackQueues.0.async { block(bytes, total, expected) }
+    }
+
+    /// The whole body's expected length: what the response announces after the `offset` bytes already kept, or
+    /// `-1` when it announces nothing.
+    private static func expectedTotal(of response: HTTPURLResponse, after offset: Int64) -> Int64 {
+        let expected = response.expectedContentLength
+        return expected >= 0 ? expected + offset : -1
     }
 
     /// The first byte position of a `206`'s `Content-Range` (`bytes 100-199/200`).

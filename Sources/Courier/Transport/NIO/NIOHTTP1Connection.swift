@@ -110,7 +110,9 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             return
         }
         state = .waitingForHead(exchange)
-        requestCloses = exchange.head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
+        requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
+            $0.caseInsensitiveEquals("close")
+        }
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if let body = exchange.body {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)

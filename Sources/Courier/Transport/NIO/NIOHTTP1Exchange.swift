@@ -126,14 +126,12 @@ struct NIOHTTP1Target: Sendable {
         for field in fields {
             if !Self.isToken(field.name) { badNames.append(field.name) }
             if !Self.isFieldValue(field.value) { badValues.append(field.value) }
-            switch field.name.lowercased() {
-            case "content-length", "transfer-encoding":
+            if field.name.caseInsensitiveEquals("content-length")
+                || field.name.caseInsensitiveEquals("transfer-encoding")
+            {
                 continue  // the framing is the transport's
-            case "host":
-                hasHost = true
-            default:
-                break
             }
+            if field.name.caseInsensitiveEquals("host") { hasHost = true }
             headers.add(name: field.name, value: field.value)
         }
         if !badNames.isEmpty { throw HTTPClientError.invalidHeaderFieldNames(badNames) }
