@@ -510,7 +510,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
             let space = URLProtectionSpace(
                 host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), protocol: url.scheme,
                 realm: challenge.realm,
-                authenticationMethod: challenge.scheme.lowercased() == "digest"
+                authenticationMethod: challenge.scheme.caseInsensitiveEquals("digest")
                     ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic)
             if let stored = URLCredentialStorage.shared.defaultCredential(for: space), let user = stored.user,
                 let password = stored.password

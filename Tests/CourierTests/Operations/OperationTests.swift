@@ -26,6 +26,15 @@ import Testing
         let entries = Locked([String]())
         func add(_ entry: String) { entries.withLock { $0.append(entry) } }
         var all: [String] { entries.withLock { $0 } }
+
+        /// The calls of `operation`'s success and failure blocks: `success`, or `failure <error code>`.
+        static func recording(_ operation: HTTPRequestOperation) -> Calls {
+            let calls = Calls()
+            operation.setCompletionBlock(
+                success: { _, _ in calls.add("success") },
+                failure: { _, error in calls.add("failure \((error as? CourierError)?.errorCode ?? 0)") })
+            return calls
+        }
     }
 
     // MARK: The manager's verbs
@@ -166,6 +175,8 @@ import Testing
         try await waitUntil(timeout: .seconds(30)) { operation.isFinished }
         try await waitUntil(timeout: .seconds(10)) { completions.value == 1 }
         #expect(operation.error == nil, "\(String(describing: operation.error))")
+        // The did-finish notification is posted just after the state changes, so it may trail the completion block.
+        try await waitUntil(timeout: .seconds(10)) { notified.value.count >= 4 }
         #expect(notified.value == ["start", "finish", "start", "finish"])
         let last = try #require(server.requests.last)
         #expect(last.range == "bytes=\(1 << 20)-")
@@ -227,10 +238,7 @@ import Testing
         let server = try await FaultServer.start(.countingConnections)
         let operation = HTTPRequestOperation(
             request: URLRequest(url: server.baseURL), transport: TestTransports.make(transport))
-        let calls = Calls()
-        operation.setCompletionBlock(
-            success: { _, _ in calls.add("success") },
-            failure: { _, error in calls.add("failure \((error as? CourierError)?.errorCode ?? 0)") })
+        let calls = Calls.recording(operation)
         operation.cancel()
         try await run([operation])
         try await waitUntil(timeout: .seconds(10)) { !calls.all.isEmpty }
@@ -250,10 +258,7 @@ import Testing
         let server = try await FaultServer.start(.slow(headAfter: nil))
         let kind = TestTransports.make(transport)
         let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL), transport: kind)
-        let calls = Calls()
-        operation.setCompletionBlock(
-            success: { _, _ in calls.add("success") },
-            failure: { _, error in calls.add("failure \((error as? CourierError)?.errorCode ?? 0)") })
+        let calls = Calls.recording(operation)
         let finished = Locked(0)
         let observer = NotificationCenter.default.addObserver(
             forName: .operationDidFinish, object: operation, queue: nil
@@ -335,10 +340,7 @@ import Testing
     func serializationError(transport: String) async throws {
         let url = try await HTTPBin.url("/status/404")
         let operation = HTTPRequestOperation(request: URLRequest(url: url), transport: TestTransports.make(transport))
-        let calls = Calls()
-        operation.setCompletionBlock(
-            success: { _, _ in calls.add("success") },
-            failure: { _, error in calls.add("failure \((error as? CourierError)?.errorCode ?? 0)") })
+        let calls = Calls.recording(operation)
         try await run([operation])
         try await waitUntil(timeout: .seconds(10)) { !calls.all.isEmpty }
         #expect(calls.all == ["failure -1011"])
