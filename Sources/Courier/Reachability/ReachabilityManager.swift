@@ -19,7 +19,8 @@ import Foundation
 /// On Linux the state comes from a `NETLINK_ROUTE` socket: a dump of the links and routes when monitoring starts,
 /// then every change within milliseconds, read by a dispatch source on the manager's queue. Ethernet is reported as
 /// ``ReachabilityStatus/reachableViaWiFi`` (as AFNetworking does on macOS), PPP and raw-IP links as
-/// ``ReachabilityStatus/reachableViaWWAN``. On other platforms this version reports ``ReachabilityStatus/unknown``.
+/// ``ReachabilityStatus/reachableViaWWAN``. On Apple platforms `NWPathMonitor` reports the changes and names the
+/// interface's kind (Wi-Fi, cellular, wired); an address's or a domain's route is found the same way as on Linux.
 public final class ReachabilityManager: Sendable {
     /// What is watched.
     public enum Target: Sendable, Hashable {
@@ -44,9 +45,9 @@ public final class ReachabilityManager: Sendable {
         var block: (@Sendable (ReachabilityStatus) -> Void)?
         var continuations: [UUID: AsyncStream<ReachabilityStatus>.Continuation] = [:]
         var monitoring = false
-        #if os(Linux)
-            var watcher: RoutingWatcher?
-        #endif
+        /// Counts `startMonitoring()` calls, so that a stopped source's late reading is not reported.
+        var generation = 0
+        var source: (any ReachabilitySource)?
     }
 
     /// What this manager watches.
@@ -110,48 +111,51 @@ public final class ReachabilityManager: Sendable {
 
     /// Starts watching; the current status is known when this returns. Does nothing when already monitoring.
     public func startMonitoring() {
-        guard
-            state.withLock({ state -> Bool in
-                defer { state.monitoring = true }
-                return !state.monitoring
-            })
-        else { return }
-        #if os(Linux)
-            let target = target
-            do {
-                let watcher = try RoutingWatcher(queue: queue) { [weak self] table in
-                    self?.report(Self.path(to: target, table: table))
-                }
-                state.withLock { $0.watcher = watcher }
-                let table = try watcher.start()
-                report(Self.path(to: target, table: table))
-            } catch {
-                report(nil)
+        let generation = state.withLock { state -> Int? in
+            guard !state.monitoring else { return nil }
+            state.monitoring = true
+            state.generation += 1
+            return state.generation
+        }
+        guard let generation else { return }
+        do {
+            guard let source = try target.makeSource() else { return }
+            let current = state.withLock { state in
+                guard state.generation == generation, state.monitoring else { return false }
+                state.source = source
+                return true
             }
-        #endif
+            guard current else { return }
+            let path = try source.start { [weak self] path in self?.report(path, generation: generation) }
+            // A stopMonitoring() that ran while the source was starting stopped it before it started.
+            if state.withLock({ $0.generation != generation || !$0.monitoring }) { source.stop() }
+            report(path, generation: generation)
+        } catch {
+            report(nil, generation: generation)
+        }
     }
 
     /// Stops watching; the status stays as it was. Starting again afterwards reads the state anew.
     public func stopMonitoring() {
         state.withLock { state in
             state.monitoring = false
-            #if os(Linux)
-                state.watcher?.stop()
-                state.watcher = nil
-            #endif
+            state.source?.stop()
+            state.source = nil
         }
     }
 
-    /// Records `path` and reports its status if it changed; `nil` means the state could not be read.
-    private func report(_ path: ReachabilityPath?) {
+    /// Records `path` and reports its status if it changed; `nil` means the state could not be read. A reading of
+    /// an earlier `startMonitoring()`'s source is dropped.
+    private func report(_ path: ReachabilityPath?, generation: Int) {
         let status = path?.status ?? .unknown
         let change = state.withLock {
             state -> (
                 block: (@Sendable (ReachabilityStatus) -> Void)?,
                 streams: [AsyncStream<ReachabilityStatus>.Continuation]
             )? in
+            guard state.monitoring, state.generation == generation else { return nil }
             state.path = path
-            guard state.monitoring, state.status != status else { return nil }
+            guard state.status != status else { return nil }
             state.status = status
             return (state.block, Array(state.continuations.values))
         }
@@ -162,23 +166,6 @@ public final class ReachabilityManager: Sendable {
             userInfo: [Self.statusUserInfoKey: NSNumber(value: status.rawValue)])
         if let block = change.block { queue.async { block(status) } }
     }
-
-    #if os(Linux)
-        /// The path to `target` in `table`.
-        static func path(to target: Target, table: RoutingTable) -> ReachabilityPath {
-            switch target {
-            case .internet:
-                return table.defaultPath
-            case .address(let literal):
-                return RouteProbe.socketAddress(literal).map { RouteProbe.path(to: $0, table: table) }
-                    ?? ReachabilityPath(interface: nil, supportsIPv4: false, supportsIPv6: false)
-            case .domain(let host):
-                let paths = RouteProbe.resolve(host).map { RouteProbe.path(to: $0, table: table) }
-                return paths.first { $0.interface != nil }
-                    ?? ReachabilityPath(interface: nil, supportsIPv4: false, supportsIPv6: false)
-            }
-        }
-    #endif
 }
 
 extension Notification.Name {

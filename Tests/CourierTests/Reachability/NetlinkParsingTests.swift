@@ -119,7 +119,9 @@ extension ReachabilityStatus {
     ]
 }
 
-/// ``ReachabilityManager``'s API on this machine's own routing table (read only).
+/// ``ReachabilityManager``'s API on this machine's own routing table (read only). Serialized: one test counts the
+/// routing sockets the process holds.
+@Suite(.serialized)
 struct ReachabilityManagerTests {
     @Test("An invalid address literal is a thrown error; IPv4 and IPv6 literals are accepted")
     func addresses() throws {
@@ -153,6 +155,49 @@ struct ReachabilityManagerTests {
             #expect(local.path?.interface?.kind == .loopback)
             local.stopMonitoring()
             manager.stopMonitoring()
+        }
+
+        @Test("A domain is reachable through the route to an address it resolves to")
+        func domain() {
+            let manager = ReachabilityManager(domain: "localhost")
+            manager.startMonitoring()
+            #expect(manager.status == .reachableViaWiFi)
+            #expect(manager.path?.interface?.kind == .loopback)
+            manager.stopMonitoring()
+        }
+
+        @Test("Starting and stopping from many threads at once leaves no routing socket open")
+        func concurrentStartAndStop() async throws {
+            /// The process's `NETLINK_ROUTE` sockets: descriptors whose socket inode /proc/net/netlink lists with
+            /// protocol 0.
+            func openDescriptors() -> Int {
+                let table = (try? String(contentsOfFile: "/proc/net/netlink", encoding: .utf8)) ?? ""
+                let routing = Set(
+                    table.split(separator: "\n").dropFirst().compactMap { line -> String? in
+                        let fields = line.split(separator: " ")
+                        return fields.count >= 10 && fields[1] == "0" ? "socket:[\(fields[9])]" : nil
+                    })
+                let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return descriptors.filter {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+                        .map(routing.contains) ?? false
+                }.count
+            }
+            let manager = ReachabilityManager()
+            let before = openDescriptors()
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<64 {
+                    group.addTask {
+                        if index.isMultiple(of: 2) { manager.startMonitoring() } else { manager.stopMonitoring() }
+                    }
+                }
+            }
+            manager.startMonitoring()
+            #expect(manager.status != .unknown)
+            #expect(openDescriptors() > before)
+            manager.stopMonitoring()
+            // A stopped dispatch source closes its socket on its queue, just after.
+            try await waitUntil(timeout: .seconds(5)) { openDescriptors() <= before }
         }
     #endif
 }
