@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Courier", targets: ["Courier"]),
+        // Pixels for ImageDownloader: libpng and libjpeg on Linux (`apt-get install libpng-dev libjpeg62-turbo-dev`),
+        // ImageIO on Apple platforms. Separate, so the core library and `courier` build without those headers.
+        .library(name: "CourierImageDecoding", targets: ["CourierImageDecoding"]),
         .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
@@ -45,6 +48,19 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // libpng and libjpeg behind setjmp/longjmp error handlers, which Swift cannot write (libjpeg's own handler
+        // calls exit()). Linux only: Apple platforms decode with ImageIO.
+        .target(
+            name: "CCourierImageCodecs",
+            linkerSettings: [
+                .linkedLibrary("png16", .when(platforms: [.linux])), .linkedLibrary("jpeg", .when(platforms: [.linux])),
+            ]
+        ),
+        .target(
+            name: "CourierImageDecoding",
+            dependencies: ["Courier", .target(name: "CCourierImageCodecs", condition: .when(platforms: [.linux]))],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // Makes certificate chains at run time for tests and `courier demo`; not a product.
         .target(
             name: "CourierFixtures",
@@ -78,10 +94,18 @@ let package = Package(
             dependencies: ["CourierCLI"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // libjpeg's encoder, to make the JPEG files the decoder's tests check pixel by pixel.
+        .target(
+            name: "CCourierImageTestSupport",
+            path: "Tests/CCourierImageTestSupport",
+            linkerSettings: [.linkedLibrary("jpeg", .when(platforms: [.linux]))]
+        ),
         .testTarget(
             name: "CourierTests",
             dependencies: [
                 "Courier",
+                "CourierImageDecoding",
+                .target(name: "CCourierImageTestSupport", condition: .when(platforms: [.linux])),
                 "CourierCLI",
                 "CourierFixtures",
                 .product(name: "NIOCore", package: "swift-nio"),
