@@ -17,6 +17,7 @@ public final class AutoPurgingImageCache: ImageRequestCache {
     public let preferredMemoryUsageAfterPurge: UInt64
 
     private let storage = Locked(LRUStorage())
+    private let lookups = Locked((hits: 0, misses: 0))
 
     /// A cache; AFNetworking's defaults are 100 MiB and 60 MiB. A preferred size above the capacity is lowered to
     /// the capacity.
@@ -32,6 +33,11 @@ public final class AutoPurgingImageCache: ImageRequestCache {
 
     /// The number of images held.
     public var count: Int { storage.withLock { $0.count } }
+
+    /// How many reads found an image, since the cache was made.
+    public var hitCount: Int { lookups.withLock { $0.hits } }
+    /// How many reads found none, since the cache was made.
+    public var missCount: Int { lookups.withLock { $0.misses } }
 
     public func add(_ image: Image, withIdentifier identifier: String) {
         let released = storage.withLock { storage -> [Image] in
@@ -61,6 +67,8 @@ public final class AutoPurgingImageCache: ImageRequestCache {
     }
 
     public func image(withIdentifier identifier: String) -> Image? {
-        storage.withLock { $0.touch(identifier) }
+        let image = storage.withLock { $0.touch(identifier) }
+        lookups.withLock { image == nil ? ($0.misses += 1) : ($0.hits += 1) }
+        return image
     }
 }

@@ -46,6 +46,7 @@ struct Demo {
                 title: "A batch of downloads on an operation queue (AFNetworking 2), one paused and resumed",
                 run: operationBatch),
             Step(title: "HTTP caching: revalidated with If-None-Match, the 304 served from URLCache", run: cached),
+            Step(title: "An image grid: duplicate downloads merged, then served from the memory cache", run: imageGrid),
             Step(title: "HTTPS with a pinned public key that matches", run: pinnedPasses),
             Step(title: "HTTPS with a pin that does not match: refused", run: pinnedRefused),
         ]
@@ -244,6 +245,64 @@ struct Demo {
         }
         outcome.append("all 3 bodies match the archive's SHA-256")
         return outcome
+    }
+
+    func imageGrid() async throws -> Outcome {
+        let tiles = [0, 1, 2, 3, 1, 2, 3, 0, 2, 3, 0, 1, 4, 4, 5, 5]
+        let wire = StatusRecordingTransport(base: NIOTransport())
+        defer { Task { await wire.shutdown() } }
+        let cache = AutoPurgingImageCache()
+        let downloader = ImageDownloader(
+            session: HTTPSessionManager(configuration: .ephemeral, transport: wire), imageCache: cache,
+            callbackQueue: queue)
+        let requests = tiles.map { URLRequest(url: server.baseURL.appendingPathComponent("tiles/\($0).bmp")) }
+        let images: [Int: Image] = try await withCheckedThrowingContinuation { continuation in
+            // Resumed once: by the last success, or by the first failure.
+            let state = LockedValue((images: [Int: Image](), resumed: false))
+            for (index, request) in requests.enumerated() {
+                downloader.downloadImage(
+                    for: request,
+                    success: { _, _, image in
+                        let done = state.withLock { state -> [Int: Image]? in
+                            state.images[index] = image
+                            guard state.images.count == tiles.count, !state.resumed else { return nil }
+                            state.resumed = true
+                            return state.images
+                        }
+                        if let done { continuation.resume(returning: done) }
+                    },
+                    failure: { _, _, error in
+                        let first = state.withLock { state -> Bool in
+                            defer { state.resumed = true }
+                            return !state.resumed
+                        }
+                        if first { continuation.resume(throwing: error) }
+                    })
+            }
+        }
+        let downloads = wire.statuses.count
+        try Self.check(downloads == Set(tiles).count, "\(downloads) requests for \(Set(tiles).count) distinct tiles")
+        for (index, tile) in tiles.enumerated() {
+            try Self.check(images[index]?.pixelWidth == 8 + tile, "cell \(index) holds the wrong image")
+        }
+        let hitsBefore = cache.hitCount
+        let cachedReceipts = requests.map { downloader.downloadImage(for: $0) }
+        let hits = cache.hitCount - hitsBefore
+        try Self.check(cachedReceipts.allSatisfy { $0 == nil } && hits == tiles.count, "the second pass was not cached")
+        try Self.check(wire.statuses.count == downloads, "the second pass went to the server")
+        let rows = stride(from: 0, to: tiles.count, by: 4).map { start in
+            tiles[start..<start + 4].map { tile -> String in
+                let (r, g, b) = DemoServer.tileColour(tile)
+                let cell = "tile \(tile) \(8 + tile)×8"
+                return style.enabled ? style.apply("48;2;\(r);\(g);\(b)", " \(cell) ") : "[\(cell)]"
+            }.joined(separator: " ")
+        }
+        return rows + [
+            "first pass   \(tiles.count) cells, \(Set(tiles).count) distinct images → \(downloads) requests "
+                + "(\(tiles.count - downloads) merged into downloads already under way)",
+            "second pass  \(style.cyan("\(hits) cache hits")), no request; the cache holds \(cache.count) images, "
+                + "\(cache.memoryUsage) bytes",
+        ]
     }
 
     func cached() async throws -> Outcome {

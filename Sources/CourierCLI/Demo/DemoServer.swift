@@ -19,7 +19,8 @@ import NIOSSL
 ///   the client reads them;
 /// - `POST /upload`: answers with the body's length, type and SHA-256 (the multipart step);
 /// - `GET /catalog`: a small JSON document with an `ETag` and `Cache-Control: no-cache`, `304` when `If-None-Match`
-///   names it (the caching step).
+///   names it (the caching step);
+/// - `GET /tiles/<n>.bmp` (n from 0 to 9): a `(8 + n)` × 8 bitmap of one colour, after 100 ms (the image step).
 final class DemoServer: Sendable {
     /// `http://127.0.0.1:<port>/`.
     let baseURL: URL
@@ -88,6 +89,30 @@ final class DemoServer: Sendable {
             .get()
     }
 
+    /// The colour of tile `number`, as RGB.
+    static func tileColour(_ number: Int) -> (UInt8, UInt8, UInt8) {
+        let hue = [(230, 80, 70), (70, 160, 230), (90, 200, 110), (240, 190, 60), (170, 100, 220)]
+        let (r, g, b) = hue[number % hue.count]
+        return (UInt8(r), UInt8(g), UInt8(b))
+    }
+
+    /// Tile `number`: an uncompressed 24-bit BMP, `(8 + number)` × 8 pixels of ``tileColour(_:)``.
+    static func tile(_ number: Int) -> Data {
+        let width = 8 + number
+        let height = 8
+        let rowBytes = (width * 3 + 3) / 4 * 4
+        func le(_ value: Int, _ count: Int) -> [UInt8] {
+            (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+        }
+        let (r, g, b) = tileColour(number)
+        let row = (0..<width).flatMap { _ in [b, g, r] } + [UInt8](repeating: 0, count: rowBytes - width * 3)
+        let header =
+            Array("BM".utf8) + le(54 + rowBytes * height, 4) + le(0, 4) + le(54, 4) + le(40, 4) + le(width, 4)
+            + le(height, 4) + le(1, 2) + le(24, 2) + le(0, 4) + le(rowBytes * height, 4) + le(2835, 4) + le(2835, 4)
+            + le(0, 4) + le(0, 4)
+        return Data(header + (0..<height).flatMap { _ in row })
+    }
+
     /// Stops listening.
     func stop() async {
         for channel in channels { try? await channel.close() }
@@ -148,6 +173,12 @@ private final class DemoHandler: ChannelInboundHandler {
             sendCatalog(context, request)
         case (.GET, "/files/archive.bin"):
             sendArchive(context, request)
+        case (.GET, _) where path.hasPrefix("/tiles/") && path.hasSuffix(".bmp"):
+            guard let number = Int(path.dropFirst("/tiles/".count).dropLast(".bmp".count)), (0...9).contains(number)
+            else { return sendJSON(context, .notFound, ["error": "no such tile"]) }
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(100)) {
+                self.send(context, DemoServer.tile(number), type: "image/bmp")
+            }
         case (.POST, "/upload"):
             let contentType = request.headers.first(name: "Content-Type") ?? ""
             let parts = Self.multipartParts(body, contentType: contentType).map { part -> [String: Any] in
@@ -291,7 +322,13 @@ private final class DemoHandler: ChannelInboundHandler {
 
     private func sendJSON(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus, _ object: [String: Any]) {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(data.count)")])
+        send(context, data, type: "application/json", status: status)
+    }
+
+    private func send(
+        _ context: ChannelHandlerContext, _ data: Data, type: String, status: HTTPResponseStatus = .ok
+    ) {
+        let headers = HTTPHeaders([("Content-Type", type), ("Content-Length", "\(data.count)")])
         context.write(
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))), promise: nil)

@@ -21,15 +21,18 @@ struct CLIDemoTests {
             "batch: 3 of 3 finished",
             "all 3 bodies match the archive's SHA-256",
             "sent If-None-Match: \"catalog-v1\" → server 304 Not Modified",
+            "[tile 4 12×8] [tile 4 12×8] [tile 5 13×8] [tile 5 13×8]",
+            "16 cells, 6 distinct images → 6 requests (10 merged into downloads already under way)",
+            "second pass  16 cache hits, no request",
             "received    200 over TLS; the server saw q=pinned",
             "host        127.0.0.1; reason: public-key pinning",
-            "Demo finished: all 11 steps passed.",
+            "Demo finished: all 12 steps passed.",
         ]
         for line in expected {
             #expect(result.stdout.contains(line), "missing “\(line)” in:\n\(result.stdout)")
         }
         #expect(!result.stdout.contains("✗"))
-        #expect(result.stdout.components(separatedBy: "✓ passed").count - 1 == 11)
+        #expect(result.stdout.components(separatedBy: "✓ passed").count - 1 == 12)
         // The progress bars went to standard error, forced since it is not a terminal here.
         #expect(result.stderr.contains("upload  [########################]  100%"))
         #expect(result.stderr.contains("archive.bin  [########################]  100%  4.0 MiB / 4.0 MiB"))
