@@ -18,6 +18,7 @@ let package = Package(
             name: "CourierBench",
             dependencies: [
                 .product(name: "Courier", package: "Courier"),
+                .product(name: "CourierImageDecoding", package: "Courier"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

@@ -28,10 +28,14 @@ import Foundation
 public struct SystemImageDecoder: ImageDecoding {
     /// The most pixels an image may have; default 64 Mi (256 MiB decoded).
     public var maximumPixelCount: Int
+    /// Whether a decoded image keeps its encoded bytes (``Courier/Image/data``) beside its pixels; default `false`:
+    /// the bytes are dropped, so a cached image costs what ``Courier/Image/cost`` says and no more.
+    public var keepsEncodedBytes: Bool
 
     /// A decoder.
-    public init(maximumPixelCount: Int = 64 * 1024 * 1024) {
+    public init(maximumPixelCount: Int = 64 * 1024 * 1024, keepsEncodedBytes: Bool = false) {
         self.maximumPixelCount = max(1, maximumPixelCount)
+        self.keepsEncodedBytes = keepsEncodedBytes
     }
 
     /// Decodes `imageData` to pixels where the platform can.
@@ -52,7 +56,7 @@ public struct SystemImageDecoder: ImageDecoding {
                     "the headers say \(imageData.pixelWidth)×\(imageData.pixelHeight), the pixels are "
                         + "\(bitmap.width)×\(bitmap.height)")
             }
-            return Image(imageData: imageData, bitmap: bitmap)
+            return Image(imageData: keepsEncodedBytes ? imageData : imageData.withoutEncodedBytes(), bitmap: bitmap)
         } catch let error as ImageCodecError {
             throw failure(imageData, error)
         }

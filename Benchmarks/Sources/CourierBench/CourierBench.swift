@@ -38,6 +38,10 @@ struct CourierBench {
                 try await Stress.main(Array(CommandLine.arguments.dropFirst(2)))
                 return
             }
+            if CommandLine.arguments.dropFirst().first == "images" {
+                try await Images.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
             if CommandLine.arguments.dropFirst().first == "transfer" {
                 try await Transfers.main(Array(CommandLine.arguments.dropFirst(2)))
                 return

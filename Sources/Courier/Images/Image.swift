@@ -21,7 +21,8 @@ public struct Image: Sendable, Hashable {
     public var pixelWidth: Int { imageData.pixelWidth }
     /// The height in pixels.
     public var pixelHeight: Int { imageData.pixelHeight }
-    /// The encoded bytes, as received.
+    /// The encoded bytes, as received; empty when the decoder dropped them once it had the pixels (as
+    /// `SystemImageDecoder` does unless told to keep them).
     public var data: Data { imageData.data }
     /// The format the bytes are in.
     public var format: ImageFormat { imageData.format }

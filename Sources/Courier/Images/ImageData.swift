@@ -60,6 +60,22 @@ public struct ImageData: Sendable, Hashable {
     }
 }
 
+extension ImageData {
+    /// The same format, pixel size and scale without the encoded bytes (``data`` is empty): what an image decoded
+    /// to pixels keeps, so that holding it costs its pixels alone, as a decoded `UIImage` does.
+    public func withoutEncodedBytes() -> ImageData {
+        ImageData(data: Data(), format: format, pixelWidth: pixelWidth, pixelHeight: pixelHeight, scale: scale)
+    }
+
+    private init(data: Data, format: ImageFormat, pixelWidth: Int, pixelHeight: Int, scale: Double) {
+        self.data = data
+        self.format = format
+        self.pixelWidth = pixelWidth
+        self.pixelHeight = pixelHeight
+        self.scale = scale
+    }
+}
+
 /// Why bytes could not be read as an ``ImageData``.
 public enum ImageDecodingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The data does not start with the signature of any ``ImageFormat``.

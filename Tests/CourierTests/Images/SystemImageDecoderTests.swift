@@ -194,6 +194,18 @@ import Testing
             }
         }
 
+        @Test("A decoded image drops its encoded bytes unless told to keep them")
+        func encodedBytes() throws {
+            let file = TestPNG.pattern(width: 5, height: 4, colorType: .rgb, depth: 8, interlaced: false).data
+            let dropped = try SystemImageDecoder().decode(try ImageData(data: file))
+            #expect(dropped.data.isEmpty)
+            #expect(dropped.pixelWidth == 5 && dropped.pixelHeight == 4 && dropped.format == .png)
+            #expect(dropped.bitmap?.pixels.count == 80)
+            let kept = try SystemImageDecoder(keepsEncodedBytes: true).decode(try ImageData(data: file))
+            #expect(kept.data == file)
+            #expect(kept.bitmap == dropped.bitmap)
+        }
+
         @Test("An image over the pixel limit is refused before decoding")
         func pixelLimit() throws {
             let png = TestPNG.pattern(width: 13, height: 11, colorType: .rgb, depth: 8, interlaced: false)
