@@ -64,3 +64,35 @@ nginx_temp_paths() {
     local kind
     for kind in client_body proxy fastcgi uwsgi scgi; do echo "    ${kind}_temp_path $WORK/temp/$kind;"; done
 }
+
+# build_bench: builds CourierBench in release mode and sets BIN to it.
+build_bench() {
+    echo "building CourierBench (release)…"
+    forget_build_plan
+    swift build -c release --package-path "$BENCH_DIR" --product CourierBench >/dev/null
+    BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+}
+
+# print_machine: the date, the cores and memory, and the load, for the report's header.
+print_machine() {
+    echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; nginx (1 worker) on the same cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# measure COMMAND...: runs it and prints "<seconds> <peak RSS KiB>", then the value of each KEY=<n> it printed for
+# the keys in $MEASURE_KEYS; the command prints its own time as seconds=<s>.
+measure() {
+    python3 - "$@" <<'PY'
+import os, re, resource, subprocess, sys
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+if out.returncode != 0:
+    sys.stderr.write(out.stderr + out.stdout)
+    sys.exit(out.returncode)
+def value(key, default):
+    match = re.search(key + r"=([0-9.]+)", out.stdout)
+    return match.group(1) if match else default
+fields = [value("seconds", "nan"), str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)]
+fields += [value(key, "0") for key in os.environ.get("MEASURE_KEYS", "").split()]
+print(" ".join(fields))
+PY
+}

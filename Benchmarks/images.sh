@@ -71,33 +71,17 @@ CONF
 start_nginx
 BASE="http://127.0.0.1:$PORT"
 
-echo "building CourierBench (release)…"
-forget_build_plan
-swift build -c release --package-path "$BENCH_DIR" --product CourierBench >/dev/null
-BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+build_bench
 
 echo
-echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; nginx (1 worker) on the same cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+print_machine
 echo "images:  ${COUNT} PNGs, 256×256 RGB, $((BYTES / COUNT)) bytes each on average; ${ACTIVE} downloads at once;"
 echo "         cache ${CACHE_MB} MB; ${ROUNDS} round(s), median reported"
 echo
 
-# Runs a command, prints "<seconds> <peak RSS KiB> <cache bytes>".
-measure() {
-    python3 - "$@" <<'PY'
-import re, resource, subprocess, sys
-out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-if out.returncode != 0:
-    sys.stderr.write(out.stderr + out.stdout)
-    sys.exit(out.returncode)
-seconds = re.search(r"seconds=([0-9.]+)", out.stdout)
-cache = re.search(r"cache=([0-9]+)", out.stdout)
-print(seconds.group(1) if seconds else "nan", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-      cache.group(1) if cache else 0)
-PY
-}
 
+MEASURE_KEYS="cache"
+export MEASURE_KEYS
 declare -A results
 for round in $(seq 1 "$ROUNDS"); do
     for client in ahc courier-headers courier; do

@@ -50,29 +50,12 @@ CONF
 start_nginx
 BASE="http://127.0.0.1:$PORT"
 
-echo "building CourierBench (release)…"
-forget_build_plan
-swift build -c release --package-path "$BENCH_DIR" --product CourierBench >/dev/null
-BIN="$(swift build -c release --package-path "$BENCH_DIR" --show-bin-path)/CourierBench"
+build_bench
 
 echo
-echo "date:    $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; nginx (1 worker) on the same cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+print_machine
 echo "file:    ${SIZE_MB} MiB; curl $(curl --version | head -1 | cut -d' ' -f2); ${ROUNDS} round(s), median reported"
 echo
-
-# Runs a command, prints "<seconds> <peak RSS KiB>"; the command prints its own transfer time as seconds=<s>.
-measure() {
-    python3 - "$@" <<'PY'
-import re, resource, subprocess, sys
-out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-if out.returncode != 0:
-    sys.stderr.write(out.stderr + out.stdout)
-    sys.exit(out.returncode)
-match = re.search(r"seconds=([0-9.]+)", out.stdout)
-print(match.group(1) if match else "nan", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-PY
-}
 
 run_case() {  # operation client
     local op="$1" client="$2" target

@@ -60,21 +60,13 @@
                 }
                 return name.hasPrefix("lo") ? .init(name: name, kind: .loopback) : nil
             }
-            switch target {
-            case .internet:
-                guard systemPath.status == .satisfied, let interface = systemPath.availableInterfaces.first else {
-                    return RouteProbe.none
-                }
-                return ReachabilityPath(
-                    interface: .init(name: interface.name, kind: kind(of: interface.type)),
-                    supportsIPv4: systemPath.supportsIPv4, supportsIPv6: systemPath.supportsIPv6)
-            case .address(let literal):
-                return RouteProbe.socketAddress(literal).map {
-                    RouteProbe.path(to: $0, usableInterface: usableInterface)
-                } ?? RouteProbe.none
-            case .domain(let host):
-                return RouteProbe.path(toAny: RouteProbe.resolve(host), usableInterface: usableInterface)
+            if let path = RouteProbe.path(to: target, usableInterface: usableInterface) { return path }
+            guard systemPath.status == .satisfied, let interface = systemPath.availableInterfaces.first else {
+                return RouteProbe.none
             }
+            return ReachabilityPath(
+                interface: .init(name: interface.name, kind: kind(of: interface.type)),
+                supportsIPv4: systemPath.supportsIPv4, supportsIPv6: systemPath.supportsIPv6)
         }
 
         /// Compared rather than switched over: the framework may add kinds, which count as `other`.

@@ -93,6 +93,20 @@ enum RouteProbe {
         return none
     }
 
+    /// The path to an address or a domain target; `nil` for the general case, which each platform reads its own way.
+    static func path(
+        to target: ReachabilityManager.Target, usableInterface: (String) -> ReachabilityPath.Interface?
+    ) -> ReachabilityPath? {
+        switch target {
+        case .internet:
+            return nil
+        case .address(let literal):
+            return socketAddress(literal).map { path(to: $0, usableInterface: usableInterface) } ?? none
+        case .domain(let host):
+            return path(toAny: resolve(host), usableInterface: usableInterface)
+        }
+    }
+
     /// No usable route.
     static let none = ReachabilityPath(interface: nil, supportsIPv4: false, supportsIPv6: false)
 

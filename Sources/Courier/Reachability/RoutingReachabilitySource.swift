@@ -31,16 +31,7 @@
             let usableInterface = { (name: String) -> ReachabilityPath.Interface? in
                 table.links.values.first { $0.name == name && $0.isRunning }.map { .init(name: $0.name, kind: $0.kind) }
             }
-            switch target {
-            case .internet:
-                return table.defaultPath
-            case .address(let literal):
-                return RouteProbe.socketAddress(literal).map {
-                    RouteProbe.path(to: $0, usableInterface: usableInterface)
-                } ?? RouteProbe.none
-            case .domain(let host):
-                return RouteProbe.path(toAny: RouteProbe.resolve(host), usableInterface: usableInterface)
-            }
+            return RouteProbe.path(to: target, usableInterface: usableInterface) ?? table.defaultPath
         }
     }
 #endif

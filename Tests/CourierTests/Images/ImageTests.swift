@@ -15,14 +15,7 @@ private enum Fixture {
     static func ascii(_ string: String) -> [UInt8] { Array(string.utf8) }
 
     /// The CRC-32 that closes a PNG chunk.
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
+    static func crc32(_ bytes: [UInt8]) -> UInt32 { TestPNG.crc32(bytes) }
 
     /// A PNG signature and a whole IHDR chunk (8-bit RGB), CRC included.
     static func png(width: UInt32, height: UInt32, firstChunk: String = "IHDR", length: UInt32 = 13) -> Data {
