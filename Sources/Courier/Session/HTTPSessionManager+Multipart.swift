@@ -92,10 +92,13 @@ extension HTTPSessionManager {
     ///
     /// A body of known length goes out with `Content-Length`, one of unknown length chunked (on
     /// ``NIOTransport``). Cancelling the calling Swift task cancels the upload.
+    ///
+    /// A retrier (the session's ``SessionConfiguration/interceptor``, or `interceptor` after it) can send the body
+    /// again when it is replayable: data, a file and a multipart form are; a stream is not.
     public func upload<Serializer: ResponseSerializer>(
         _ request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        serializer: Serializer
+        serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response<Serializer.SerializedObject> {
-        try await run(request, body: body, uploadProgress: progress, serializer: serializer)
+        try await run(request, body: body, uploadProgress: progress, serializer: serializer, interceptor: interceptor)
     }
 }

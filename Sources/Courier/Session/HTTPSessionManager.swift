@@ -291,21 +291,22 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         return try await run(.made(request), body: nil, delegate: delegate, early: nil, serializer: serializer)
     }
 
-    /// Sends a prepared request and serializes the response with `serializer`.
-    public func send<Serializer: ResponseSerializer>(_ request: URLRequest, serializer: Serializer) async throws
-        -> Response<Serializer.SerializedObject>
-    {
-        try await run(request, body: nil, uploadProgress: nil, serializer: serializer)
+    /// Sends a prepared request and serializes the response with `serializer`; `interceptor`, when given, adapts
+    /// and retries this request after the session's ``SessionConfiguration/interceptor``.
+    public func send<Serializer: ResponseSerializer>(
+        _ request: URLRequest, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
+    ) async throws -> Response<Serializer.SerializedObject> {
+        try await run(request, body: nil, uploadProgress: nil, serializer: serializer, interceptor: interceptor)
     }
 
     /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.
     func run<Serializer: ResponseSerializer>(
         _ request: URLRequest, body: RequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
-        serializer: Serializer
+        serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> Response<Serializer.SerializedObject> {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
-            completion: nil, hopsToCompletionQueue: false)
+            completion: nil, hopsToCompletionQueue: false, interceptor: interceptor)
         return try await run(.made(request), body: body, delegate: delegate, early: nil, serializer: serializer)
     }
 

@@ -48,6 +48,9 @@ public struct SessionConfiguration: Sendable {
     public var headersRemovedOnCrossOriginRedirect: Set<String> = []
     /// What watches every task of the session, each monitor on its own queue (see ``EventMonitor``); default none.
     public var eventMonitors: [any EventMonitor] = []
+    /// Adapts every request before it is sent (also before each retry and redirect) and decides whether a failed
+    /// one is sent again, e.g. ``RetryPolicy``; a request's own interceptor runs after it. Default `nil`.
+    public var interceptor: (any RequestInterceptor)?
 
     /// The default configuration.
     public init() {}

@@ -51,6 +51,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         var response: ResponseHead?
         var error: (any Error)?
         var taskDescription: String?
+        /// How many times a retrier sent the request again.
+        var retryCount = 0
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = -1
         var bytesReceived: Int64 = 0
@@ -90,6 +92,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     var head: ResponseHead? { mutable.withLock { $0.response } }
     /// Why the task failed (transport errors, cancellation, timeouts; not serialization errors), once it has.
     public var error: (any Error)? { mutable.withLock { $0.error } }
+    /// How many times the task's request was sent again at a retrier's word (see ``RequestRetrier``).
+    public var retryCount: Int { mutable.withLock { $0.retryCount } }
     /// A description of your choosing.
     public var taskDescription: String? {
         get { mutable.withLock { $0.taskDescription } }

@@ -59,6 +59,8 @@ final class TaskDelegate: @unchecked Sendable {
     let downloadOptions: DownloadOptions
     /// Where a streamed body goes instead of ``receivedData``.
     let stream: ChunkHandoff?
+    /// The request's own interceptor, after the session's.
+    let interceptor: (any RequestInterceptor)?
     let state = Locked(State())
     /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or ``SessionTask/cancel()``.
     let exchange = ExchangeCancellation()
@@ -67,7 +69,8 @@ final class TaskDelegate: @unchecked Sendable {
         serializer: any ResponseSerializer, uploadBody: RequestBody?,
         uploadProgress: (@Sendable (TaskProgress) -> Void)?, downloadProgress: (@Sendable (TaskProgress) -> Void)?,
         completion: TaskCompletionHandler?, hopsToCompletionQueue: Bool,
-        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [], stream: ChunkHandoff? = nil
+        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [], stream: ChunkHandoff? = nil,
+        interceptor: (any RequestInterceptor)? = nil
     ) {
         self.serializer = serializer
         self.uploadBody = uploadBody
@@ -78,6 +81,7 @@ final class TaskDelegate: @unchecked Sendable {
         self.destination = destination
         self.downloadOptions = downloadOptions
         self.stream = stream
+        self.interceptor = interceptor
     }
 
     /// Notes that bytes moved, for the idle timeout.

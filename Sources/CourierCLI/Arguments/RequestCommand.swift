@@ -54,6 +54,12 @@ struct RequestCommand: AsyncParsableCommand {
     var timeout: Double?
     @Option(help: "Seconds the whole transfer may take, body included (an overall deadline, as curl's).")
     var maxTime: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Send the request again up to N times after a 408, 500, 502, 503 or 504 or a connection error (GET, "
+                + "HEAD, PUT, DELETE, OPTIONS, TRACE), waiting 0.5 s, 1 s, … or what Retry-After asks; each retry is "
+                + "reported on stderr.", valueName: "N"))
+    var retry = 0
     @Option(help: "How many redirects --follow follows.")
     var maxRedirects = 30
     @Flag(name: [.customShort("F"), .long], help: "Follow redirects.")
@@ -105,6 +111,9 @@ struct RequestCommand: AsyncParsableCommand {
         }
         let timeout = try timeout.map { try TimeLimit.checked($0, flag: "--timeout") }
         let maxTime = try maxTime.map { try TimeLimit.checked($0, flag: "--max-time") }
+        guard (0...100).contains(retry) else {
+            throw CommandFailure(.failure, "--retry \(retry): use a number from 0 to 100")
+        }
         guard maxRedirects >= 0 else {
             throw CommandFailure(.failure, "--max-redirects \(maxRedirects): the limit cannot be negative")
         }
@@ -132,6 +141,6 @@ struct RequestCommand: AsyncParsableCommand {
             download: isDownload ? SaveOptions(output: output, resume: resume) : nil,
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
-            allowsInsecureRedirects: allowInsecureRedirects)
+            allowsInsecureRedirects: allowInsecureRedirects, retries: retry)
     }
 }

@@ -25,4 +25,6 @@ struct RequestOptions: Sendable {
     var maxTime: TimeInterval? = nil
     /// `--allow-insecure-redirects`: follow a redirect from https to http.
     var allowsInsecureRedirects = false
+    /// `--retry`: how many times a failed request is sent again (``RetryPolicy``'s statuses and errors).
+    var retries = 0
 }

@@ -82,10 +82,14 @@ struct RequestRunner {
     private var printer: BodyPrinter { BodyPrinter(console: console, pretty: options.pretty) }
 
     /// A session for one request: no cookies kept, the timeout and redirect limit of the options, redirects only
-    /// with `--follow`, the TLS options, and `monitors` watching it.
+    /// with `--follow`, retries with `--retry`, the TLS options, and `monitors` watching it.
     func makeManager(monitors: [any EventMonitor] = []) throws -> SessionManager {
         var configuration = SessionConfiguration.ephemeral
         configuration.eventMonitors = monitors
+        if options.retries > 0 {
+            configuration.interceptor = RetryPolicy(retryLimit: options.retries)
+            configuration.eventMonitors.append(RetryAnnouncer(console: console, limit: options.retries))
+        }
         if let timeout = options.timeout { configuration.timeoutIntervalForRequest = timeout }
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects

@@ -30,6 +30,8 @@ public protocol EventMonitor: Sendable {
     func task(_ task: SessionTask, willRedirectWith response: HTTPURLResponse, to request: URLRequest)
     /// The final response head arrived (not a redirect or an answered challenge).
     func task(_ task: SessionTask, didReceiveResponse response: HTTPURLResponse)
+    /// A retrier asked for the task's request to be sent again after `delay`, because of `error`.
+    func task(_ task: SessionTask, willRetryAfter delay: Duration, dueTo error: CourierError)
     /// Bytes of the response body arrived; a body the transport gathered whole arrives as one `data`.
     func task(_ task: SessionTask, didReceiveData data: Data)
     /// Request-body bytes went out: this step, the total so far, and the total expected (`-1` when unknown).
@@ -60,6 +62,8 @@ extension EventMonitor {
     public func task(_ task: SessionTask, willRedirectWith response: HTTPURLResponse, to request: URLRequest) {}
     /// Does nothing.
     public func task(_ task: SessionTask, didReceiveResponse response: HTTPURLResponse) {}
+    /// Does nothing.
+    public func task(_ task: SessionTask, willRetryAfter delay: Duration, dueTo error: CourierError) {}
     /// Does nothing.
     public func task(_ task: SessionTask, didReceiveData data: Data) {}
     /// Does nothing.

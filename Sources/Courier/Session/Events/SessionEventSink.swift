@@ -21,6 +21,8 @@ final class SessionEventSink: Sendable {
         case suspended(SessionTask)
         case cancelled(SessionTask)
         case redirected(SessionTask, response: HTTPURLResponse, request: URLRequest)
+        /// A retrier asked for the request to be sent again after `delay`.
+        case retrying(SessionTask, error: CourierError, delay: Duration)
         case receivedResponse(SessionTask, ResponseHead)
         case receivedData(SessionTask, Data)
         case sentBodyData(SessionTask, bytes: Int64, total: Int64, expected: Int64)
@@ -61,7 +63,7 @@ final class SessionEventSink: Sendable {
     /// Hands `event` to everything that watches it.
     func send(_ event: Event) {
         switch event {
-        case .created, .cancelled, .redirected, .receivedResponse:
+        case .created, .cancelled, .redirected, .receivedResponse, .retrying:
             break
         case .resumed(let task):
             post(.taskDidResume, object: task, userInfo: nil)
@@ -104,6 +106,8 @@ final class SessionEventSink: Sendable {
             toMonitors { $0.taskCancelled(task) }
         case .redirected(let task, let response, let request):
             toMonitors { $0.task(task, willRedirectWith: response, to: request) }
+        case .retrying(let task, let error, let delay):
+            toMonitors { $0.task(task, willRetryAfter: delay, dueTo: error) }
         case .receivedResponse(let task, let head):
             guard let response = head.response else { return }
             toMonitors { $0.task(task, didReceiveResponse: response) }

@@ -35,6 +35,8 @@ struct TaskExchange {
     var visited: Set<String> = []
     var redirects = 0
     var authenticationAttempts = 0
+    /// The session's interceptor, then the request's (see ``RequestInterceptor``); `nil` when neither has one.
+    let interceptor: (any RequestInterceptor)?
 
     /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
     /// ``SessionCore/collects(_:delegate:hooks:)``); with `early`, the first exchange is already under way.
@@ -54,7 +56,8 @@ struct TaskExchange {
         }
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
-            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early)
+            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early,
+            interceptor: Self.interceptor(core.configuration.interceptor, delegate.interceptor))
         try await exchange.run(collect: collect)
     }
 
@@ -66,7 +69,18 @@ struct TaskExchange {
         if try answerFromCacheOrPrepareRevalidation() { return }
         while true {
             try core.checkCancellation(task, delegate: delegate)
-            let (response, url) = try await send(collect: collect)
+            // A retry starts again from the request as it was before the adapters changed it.
+            let unadapted = source
+            let response: TransportResponse
+            let url: URL
+            do {
+                try await adapt()
+                (response, url) = try await send(collect: collect)
+            } catch {
+                guard try await retry(after: error) else { throw error }
+                source = unadapted
+                continue
+            }
             let head = ResponseHead(response)
             task.mutable.withLock { $0.response = head }
             core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
@@ -74,6 +88,10 @@ struct TaskExchange {
             if try await answerChallenge(response, head: head, url: url) { continue }
             if try await finishRevalidation(response, head: head) { return }
             if try await retryIfResumeFails(response, head: head) { continue }
+            if try await retryIfStatusFails(response, head: head) {
+                source = unadapted
+                continue
+            }
             try await receive(response, head: head)
             return
         }
@@ -106,6 +124,14 @@ struct TaskExchange {
         }
         delegate.touch()
         return (response, url)
+    }
+
+    /// The session's and the request's interceptors as one, the session's first.
+    static func interceptor(
+        _ session: (any RequestInterceptor)?, _ request: (any RequestInterceptor)?
+    ) -> (any RequestInterceptor)? {
+        guard let session, let request else { return session ?? request }
+        return Interceptor(interceptors: [session, request])
     }
 
     /// Foundation's form of the head, made only on the paths that hand it out or read more than the status.

@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The interceptor steps: the adapter changes each request before it is sent, and the retrier decides whether a
+/// failure (a transport error before the response, or a status the serializer will not accept) sends the request
+/// again.
+extension TaskExchange {
+    /// Runs the adapters on ``request``; their error fails the exchange as a ``CourierError``.
+    mutating func adapt() async throws {
+        guard let interceptor else { return }
+        do {
+            request = try await interceptor.adapt(request, for: task)
+        } catch let error as CourierError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw CourierError.requestFailed(underlyingError: error, context: .init(request: request))
+        }
+    }
+
+    /// Asks the retrier about `error`, thrown before a response arrived; waits the delay it asks for and returns
+    /// `true` when the request is to be sent again.
+    mutating func retry(after error: any Error) async throws -> Bool {
+        guard interceptor != nil, !(error is CancellationError), !isCancelled else { return false }
+        let failure = core.courierError(error, task: task, delegate: delegate)
+        if case .cancelled = failure { return false }
+        return try await retry(dueTo: failure, response: nil)
+    }
+
+    /// Asks the retrier about a failed response (see ``isFailure(_:serializer:)``), its body unread, and returns
+    /// `true` when the request is to be sent again (the body is read and dropped first).
+    mutating func retryIfStatusFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
+        guard interceptor != nil, Self.isFailure(head.statusCode, serializer: delegate.serializer),
+            let http = head.response
+        else { return false }
+        let failure = CourierError.unacceptableStatusCode(
+            head.statusCode, context: .init(request: request, response: http), underlyingError: nil)
+        guard try await retry(dueTo: failure, response: http, discarding: response.body) else { return false }
+        return true
+    }
+
+    /// Whether a response with `status` failed, for the retriers: a client or server error (400 and up), or a
+    /// status the task's serializer will not accept. A serializer that accepts every status (as `courier`'s does)
+    /// still has its 4xx and 5xx retried by a policy that lists them.
+    static func isFailure(_ status: Int, serializer: any ResponseSerializer) -> Bool {
+        if status >= 400 { return true }
+        guard let validating = serializer as? any ResponseValidating, let codes = validating.acceptableStatusCodes
+        else { return false }
+        return !codes.contains(status)
+    }
+
+    private var isCancelled: Bool { task.isCancelling || delegate.exchange.isCancelled || Task.isCancelled }
+
+    private mutating func retry(
+        dueTo failure: CourierError, response: HTTPURLResponse?, discarding body: DataChunks? = nil
+    ) async throws -> Bool {
+        guard let interceptor, self.body?.isReplayable ?? true else { return false }
+        let decision = await interceptor.retry(request, for: task, dueTo: failure, response: response)
+        let delay: Duration
+        switch decision {
+        case .doNotRetry: return false
+        case .doNotRetryWithError(let error): throw error
+        case .retry: delay = .zero
+        case .retryWithDelay(let wait): delay = max(.zero, wait)
+        }
+        if let body { await Self.discard(body) }
+        task.mutable.withLock { $0.retryCount += 1 }
+        core.events.send(.retrying(task, error: failure, delay: delay))
+        try await pause(for: delay)
+        return true
+    }
+
+    /// Waits `delay`, ending early with `CancellationError` when the task, its exchanges or its Swift task are
+    /// cancelled (a timeout cancels the exchanges).
+    private func pause(for delay: Duration) async throws {
+        guard delay > .zero else { return try core.checkCancellation(task, delegate: delegate) }
+        let sleeper = Task { try await Task.sleep(for: delay) }
+        delegate.exchange.onCancel { sleeper.cancel() }
+        defer { delegate.exchange.clear() }
+        try await withTaskCancellationHandler {
+            try await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+        try core.checkCancellation(task, delegate: delegate)
+    }
+}

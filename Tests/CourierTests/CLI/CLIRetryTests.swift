@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+/// `courier --retry N` against ``ScriptedServer``: the policy's statuses are retried, each retry is reported on
+/// standard error, and the final response is printed.
+@Suite(.timeLimit(.minutes(1)))
+struct CLIRetryTests {
+    @Test func retriesAndReportsEachRetry() async throws {
+        let server = try await ScriptedServer.start([
+            .init(status: 503, headers: [("Retry-After", "0")], body: "busy"),
+            .init(status: 502, body: "bad gateway \u{1B}[31m"), .init(status: 200, body: "finally"),
+        ])
+        let result = try await CourierProcess.run(["--retry", "3", "--print", "b", server.url("job").absoluteString])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("finally"))
+        #expect(server.received.count == 3)
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("courier: ") }
+        #expect(lines.count == 2, "stderr: \(result.stderr)")
+        #expect(lines.first?.contains("503") == true && lines.first?.contains("(1 of 3)") == true)
+        #expect(lines.last?.contains("502") == true && lines.last?.contains("(2 of 3)") == true)
+        try await server.stop()
+    }
+
+    @Test func withoutRetryTheFirstAnswerStands() async throws {
+        let server = try await ScriptedServer.start([.init(status: 503), .init(status: 200)])
+        let result = try await CourierProcess.run(["--check-status", server.url("job").absoluteString])
+        #expect(result.status == 5)
+        #expect(server.received.count == 1)
+        try await server.stop()
+    }
+
+    @Test func aNegativeOrHugeCountIsRefused() async throws {
+        for count in ["-1", "101"] {
+            let result = try await CourierProcess.run(["--retry", count, "http://127.0.0.1:9/"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("--retry"))
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+@testable import Courier
+
+/// An HTTP server that answers its requests from a script, in order (the last answer again once the script is
+/// used up), and records each request whole: method, path, the SHA-256 of its body, and when it arrived. For the
+/// retry tests: "503, 503, then 200", and whether a retried body arrived the same each time.
+final class ScriptedServer: Sendable {
+    struct Reply: Sendable {
+        var status: Int
+        var headers: [(String, String)] = []
+        var body = "body of the answer"
+    }
+
+    struct Received: Sendable {
+        var method: String
+        var path: String
+        var bodySHA256: String
+        var bodyCount: Int
+        var at: ContinuousClock.Instant
+    }
+
+    let baseURL: URL
+    private let channel: any Channel
+    private let record: Locked<[Received]>
+
+    private init(channel: any Channel, baseURL: URL, record: Locked<[Received]>) {
+        self.channel = channel
+        self.baseURL = baseURL
+        self.record = record
+    }
+
+    static func start(_ script: [Reply]) async throws -> ScriptedServer {
+        let record = Locked<[Received]>([])
+        let (channel, _, url) = try await LoopbackServer.bind(path: "") { pipeline in
+            try pipeline.configureHTTPServerPipeline()
+            try pipeline.addHandler(ScriptedHandler(script: script, record: record))
+        }
+        return ScriptedServer(channel: channel, baseURL: url, record: record)
+    }
+
+    /// The URL of `path` on this server.
+    func url(_ path: String) -> URL { baseURL.appendingPathComponent(path) }
+
+    /// The requests so far, in the order they arrived.
+    var received: [Received] { record.withLock { $0 } }
+
+    /// The time between consecutive requests, in seconds.
+    var gaps: [Double] {
+        let times = received.map(\.at)
+        return zip(times, times.dropFirst()).map { earlier, later in
+            let gap = later - earlier
+            return Double(gap.components.seconds) + Double(gap.components.attoseconds) * 1e-18
+        }
+    }
+
+    func stop() async throws {
+        try await channel.close()
+    }
+}
+
+private final class ScriptedHandler: ChannelInboundHandler, @unchecked Sendable {
+    // @unchecked: NIO calls a handler on its channel's event loop only; `record` is a lock.
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let script: [ScriptedServer.Reply]
+    private let record: Locked<[ScriptedServer.Received]>
+    private var head: HTTPRequestHead?
+    private var body = SHA256()
+    private var count = 0
+
+    init(script: [ScriptedServer.Reply], record: Locked<[ScriptedServer.Received]>) {
+        self.script = script
+        self.record = record
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = SHA256()
+            count = 0
+        case .body(let buffer):
+            buffer.withUnsafeReadableBytes { body.update(bufferPointer: $0) }
+            count += buffer.readableBytes
+        case .end:
+            guard let head else { return }
+            let digest = body.finalize().map { String(format: "%02x", $0) }.joined()
+            let index = record.withLock { record -> Int in
+                record.append(
+                    .init(
+                        method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), bodySHA256: digest,
+                        bodyCount: count, at: .now))
+                return record.count - 1
+            }
+            let reply = script[min(index, script.count - 1)]
+            var headers = NIOHTTP1.HTTPHeaders(reply.headers)
+            headers.add(name: "Content-Length", value: String(reply.body.utf8.count))
+            let status = HTTPResponseStatus(statusCode: reply.status)
+            context.write(
+                wrapOutboundOut(.head(.init(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: reply.body)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+}
