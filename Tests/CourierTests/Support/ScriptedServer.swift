@@ -14,6 +14,8 @@ final class ScriptedServer: Sendable {
         var status: Int
         var headers: [(String, String)] = []
         var body = "body of the answer"
+        /// Seconds the answer waits before it is written (on the event loop's timer: nothing blocks).
+        var delay = 0.0
     }
 
     struct Received: Sendable {
@@ -22,6 +24,8 @@ final class ScriptedServer: Sendable {
         var bodySHA256: String
         var bodyCount: Int
         var at: ContinuousClock.Instant
+        /// The header fields, names lower-cased (the last of repeated ones).
+        var headers: [String: String] = [:]
     }
 
     let baseURL: URL
@@ -35,10 +39,15 @@ final class ScriptedServer: Sendable {
     }
 
     static func start(_ script: [Reply]) async throws -> ScriptedServer {
+        try await start { index, _ in script[min(index, script.count - 1)] }
+    }
+
+    /// A server that answers request number `index` (from 0) with what `answer` makes of it.
+    static func start(answer: @escaping @Sendable (_ index: Int, Received) -> Reply) async throws -> ScriptedServer {
         let record = Locked<[Received]>([])
         let (channel, _, url) = try await LoopbackServer.bind(path: "") { pipeline in
             try pipeline.configureHTTPServerPipeline()
-            try pipeline.addHandler(ScriptedHandler(script: script, record: record))
+            try pipeline.addHandler(ScriptedHandler(answer: answer, record: record))
         }
         return ScriptedServer(channel: channel, baseURL: url, record: record)
     }
@@ -68,14 +77,17 @@ private final class ScriptedHandler: ChannelInboundHandler, @unchecked Sendable 
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let script: [ScriptedServer.Reply]
+    private let answer: @Sendable (Int, ScriptedServer.Received) -> ScriptedServer.Reply
     private let record: Locked<[ScriptedServer.Received]>
     private var head: HTTPRequestHead?
     private var body = SHA256()
     private var count = 0
 
-    init(script: [ScriptedServer.Reply], record: Locked<[ScriptedServer.Received]>) {
-        self.script = script
+    init(
+        answer: @escaping @Sendable (Int, ScriptedServer.Received) -> ScriptedServer.Reply,
+        record: Locked<[ScriptedServer.Received]>
+    ) {
+        self.answer = answer
         self.record = record
     }
 
@@ -91,21 +103,30 @@ private final class ScriptedHandler: ChannelInboundHandler, @unchecked Sendable 
         case .end:
             guard let head else { return }
             let digest = body.finalize().map { String(format: "%02x", $0) }.joined()
+            let received = ScriptedServer.Received(
+                method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), bodySHA256: digest,
+                bodyCount: count, at: .now,
+                headers: Dictionary(head.headers.map { ($0.name.lowercased(), $0.value) }) { $1 })
             let index = record.withLock { record -> Int in
-                record.append(
-                    .init(
-                        method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), bodySHA256: digest,
-                        bodyCount: count, at: .now))
+                record.append(received)
                 return record.count - 1
             }
-            let reply = script[min(index, script.count - 1)]
+            let reply = answer(index, received)
             var headers = NIOHTTP1.HTTPHeaders(reply.headers)
             headers.add(name: "Content-Length", value: String(reply.body.utf8.count))
-            let status = HTTPResponseStatus(statusCode: reply.status)
-            context.write(
-                wrapOutboundOut(.head(.init(version: .http1_1, status: status, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: reply.body)))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let responseHead = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: reply.status), headers: headers)
+            let channel = context.channel
+            let write: @Sendable () -> Void = {
+                channel.write(HTTPServerResponsePart.head(responseHead), promise: nil)
+                channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: reply.body))), promise: nil)
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
+            }
+            if reply.delay > 0 {
+                context.eventLoop.scheduleTask(in: .milliseconds(Int64(reply.delay * 1000))) { write() }
+            } else {
+                write()
+            }
         }
     }
 }
