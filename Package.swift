@@ -26,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // Only to tell the no-op tracer from a real one (see NIOTransport); AsyncHTTPClient depends on it anyway.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
+        // The request log line (SessionConfiguration.logger); AsyncHTTPClient depends on it anyway.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        // Request metrics (SessionConfiguration.metricsFactory); no further dependencies.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -45,6 +49,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -114,6 +120,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

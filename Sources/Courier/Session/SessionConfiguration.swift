@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Logging
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -51,6 +53,17 @@ public struct SessionConfiguration: Sendable {
     /// Adapts every request before it is sent (also before each retry and redirect) and decides whether a failed
     /// one is sent again, e.g. ``RetryPolicy``; a request's own interceptor runs after it. Default `nil`.
     public var interceptor: (any RequestInterceptor)?
+    /// Where each request is logged: one line at `.debug` (method, URL without query values, status, bytes,
+    /// duration, attempt), its header fields at `.trace` with ``redactedHeaders`` hidden. Default `nil`; a logger
+    /// above `.debug` (swift-log's default is `.info`) logs nothing and costs nothing.
+    public var logger: Logger?
+    /// Header fields whose values the log shows as `<redacted>`; default `Authorization`, `Cookie`, `Set-Cookie`,
+    /// `Proxy-Authorization`. Add your API-key headers.
+    public var redactedHeaders: Set<String> = ["Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"]
+    /// Where request metrics go (a duration timer, counters of requests, errors by kind, retries and bytes, by
+    /// method, status class and host; see the Observability article). Default `nil`: none. Pass
+    /// `MetricsSystem.factory` for the process's bootstrapped backend.
+    public var metricsFactory: (any MetricsFactory)?
 
     /// The default configuration.
     public init() {}
@@ -63,5 +76,17 @@ public struct SessionConfiguration: Sendable {
         var configuration = SessionConfiguration()
         configuration.httpCookieStorage = nil
         return configuration
+    }
+}
+
+extension SessionConfiguration {
+    /// The monitors the logger and the metrics factory need, when they would record anything.
+    var observabilityMonitors: [any EventMonitor] {
+        var monitors: [any EventMonitor] = []
+        if let logger, RequestLogger.logs(logger) {
+            monitors.append(RequestLogger(logger: logger, redactedHeaders: redactedHeaders))
+        }
+        if let metricsFactory { monitors.append(RequestMetrics(factory: metricsFactory)) }
+        return monitors
     }
 }

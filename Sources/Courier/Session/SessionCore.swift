@@ -56,7 +56,7 @@ final class SessionCore: TaskController {
     init(transport: any Transport, configuration: SessionConfiguration) {
         self.transport = transport
         self.configuration = configuration
-        events = SessionEventSink(monitors: configuration.eventMonitors)
+        events = SessionEventSink(monitors: configuration.eventMonitors + configuration.observabilityMonitors)
     }
 
     /// The session's hooks, as of this call.
