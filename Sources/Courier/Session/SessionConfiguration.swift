@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -64,6 +65,10 @@ public struct SessionConfiguration: Sendable {
     /// method, status class and host; see the Observability article). Default `nil`: none. Pass
     /// `MetricsSystem.factory` for the process's bootstrapped backend.
     public var metricsFactory: (any MetricsFactory)?
+    /// Where request spans go: one client span per task and one per request it sends, with OpenTelemetry's HTTP
+    /// attribute names, the context injected into the request's header fields. Default `nil`: none (as is the no-op
+    /// tracer). Pass `InstrumentationSystem.tracer` for the process's bootstrapped tracer.
+    public var tracer: (any Tracer)?
 
     /// The default configuration.
     public init() {}
@@ -80,7 +85,8 @@ public struct SessionConfiguration: Sendable {
 }
 
 extension SessionConfiguration {
-    /// The monitors the logger and the metrics factory need, when they would record anything.
+    /// The monitors the logger and the metrics factory need, when they would record anything (the tracing's is
+    /// the session's `RequestTracing`, which is also an adapter).
     var observabilityMonitors: [any EventMonitor] {
         var monitors: [any EventMonitor] = []
         if let logger, RequestLogger.logs(logger) {

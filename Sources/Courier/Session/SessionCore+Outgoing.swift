@@ -17,6 +17,7 @@ extension SessionCore {
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
         guard configuration.urlCache == nil, configuration.interceptor == nil, delegate.interceptor == nil,
+            tracing == nil,
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !isInvalidated, !Self.watchesExchanges(hooks),

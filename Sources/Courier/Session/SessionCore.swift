@@ -39,6 +39,8 @@ final class SessionCore: TaskController {
     let entries = Locked([Int: Entry]())
     /// Where every change of the session's tasks goes, once.
     let events: SessionEventSink
+    /// Spans for the configuration's tracer; `nil` without one.
+    let tracing: RequestTracing?
     let invalidation = Locked(Invalidation())
     let sweeperRunning = Locked(false)
     /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
@@ -56,7 +58,9 @@ final class SessionCore: TaskController {
     init(transport: any Transport, configuration: SessionConfiguration) {
         self.transport = transport
         self.configuration = configuration
-        events = SessionEventSink(monitors: configuration.eventMonitors + configuration.observabilityMonitors)
+        tracing = RequestTracing.make(configuration.tracer)
+        events = SessionEventSink(
+            monitors: configuration.eventMonitors + configuration.observabilityMonitors + (tracing.map { [$0] } ?? []))
     }
 
     /// The session's hooks, as of this call.

@@ -35,7 +35,8 @@ struct TaskExchange {
     var visited: Set<String> = []
     var redirects = 0
     var authenticationAttempts = 0
-    /// The session's interceptor, then the request's (see ``RequestInterceptor``); `nil` when neither has one.
+    /// The tracing's adapter, the session's interceptor, then the request's (see ``RequestInterceptor``); `nil` when
+    /// there is none.
     let interceptor: (any RequestInterceptor)?
 
     /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
@@ -57,7 +58,7 @@ struct TaskExchange {
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
             body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early,
-            interceptor: Self.interceptor(core.configuration.interceptor, delegate.interceptor))
+            interceptor: Self.interceptor(core.tracing, core.configuration.interceptor, delegate.interceptor))
         try await exchange.run(collect: collect)
     }
 
@@ -126,12 +127,10 @@ struct TaskExchange {
         return (response, url)
     }
 
-    /// The session's and the request's interceptors as one, the session's first.
-    static func interceptor(
-        _ session: (any RequestInterceptor)?, _ request: (any RequestInterceptor)?
-    ) -> (any RequestInterceptor)? {
-        guard let session, let request else { return session ?? request }
-        return Interceptor(interceptors: [session, request])
+    /// The tracing's adapter, the session's interceptor and the request's as one, in that order; `nil` for none.
+    static func interceptor(_ interceptors: (any RequestInterceptor)?...) -> (any RequestInterceptor)? {
+        let present = interceptors.compactMap { $0 }
+        return present.count > 1 ? Interceptor(interceptors: present) : present.first
     }
 
     /// Foundation's form of the head, made only on the paths that hand it out or read more than the status.
