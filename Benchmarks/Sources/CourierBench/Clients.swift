@@ -1,10 +1,13 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Courier
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import Tracing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -144,6 +147,18 @@ struct CourierClient<Kind: CourierTransportKind>: BenchClient {
         manager.invalidate(cancelingTasks: false)
         await manager.transport.shutdown()
     }
+}
+
+/// `--clients courier-nio-observed`: Courier/NIOTransport with a ``RetryPolicy`` interceptor, a logger at swift-log's
+/// default `.info`, swift-metrics' no-op factory and the no-op tracer: what the interceptor chain and observability
+/// cost when nothing is recorded.
+func observedManager(baseURL: URL) -> HTTPSessionManager {
+    var configuration = SessionConfiguration.default
+    configuration.interceptor = RetryPolicy()
+    configuration.logger = Logger(label: "bench")
+    configuration.metricsFactory = NOOPMetricsHandler.instance
+    configuration.tracer = NoOpTracer()
+    return HTTPSessionManager(baseURL: baseURL, configuration: configuration, transport: OnNIO.makeTransport())
 }
 
 protocol CourierTransportKind: Sendable {

@@ -131,6 +131,7 @@ struct CourierBench {
         case .courierNIO: CourierClient<OnNIO>(baseURL: baseURL, path: path)
         case .courierNIOThroughAsyncHTTPClient:
             CourierClient<OnNIOThroughAsyncHTTPClient>(baseURL: baseURL, path: path)
+        case .courierNIOObserved: CourierClient<OnNIO>(manager: observedManager(baseURL: baseURL), path: path)
         case .urlSession: RawURLSession(url: payloadURL)
         case .courierURLSession: CourierClient<OnURLSession>(baseURL: baseURL, path: path)
         case .asyncHTTPClientDelegate: RawAsyncHTTPClientDelegate(url: payloadURL)
@@ -291,6 +292,7 @@ enum ClientKind: String, CaseIterable, Hashable {
     case asyncHTTPClientLikeNIOTransport = "ahc-nio-config"
     case asyncHTTPClientDelegate = "ahc-delegate"
     case courierNIOThroughAsyncHTTPClient = "courier-nio-ahc"
+    case courierNIOObserved = "courier-nio-observed"
 
     /// What a run measures unless `--clients` says otherwise; the transport-only kinds are for diagnosis.
     static let standard: [ClientKind] = [.asyncHTTPClient, .courierNIO, .urlSession, .courierURLSession]
@@ -306,6 +308,7 @@ enum ClientKind: String, CaseIterable, Hashable {
         case .asyncHTTPClientLikeNIOTransport: "raw AHC, NIOTransport's config"
         case .asyncHTTPClientDelegate: "raw AHC, delegate API"
         case .courierNIOThroughAsyncHTTPClient: "Courier/NIOTransport via AHC"
+        case .courierNIOObserved: "Courier/NIO + retry, no-op obs."
         }
     }
 }

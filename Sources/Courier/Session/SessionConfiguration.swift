@@ -62,8 +62,8 @@ public struct SessionConfiguration: Sendable {
     /// `Proxy-Authorization`. Add your API-key headers.
     public var redactedHeaders: Set<String> = ["Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"]
     /// Where request metrics go (a duration timer, counters of requests, errors by kind, retries and bytes, by
-    /// method, status class and host; see the Observability article). Default `nil`: none. Pass
-    /// `MetricsSystem.factory` for the process's bootstrapped backend.
+    /// method, status class and host; see the Interceptors article). Default `nil`: none (as is swift-metrics'
+    /// no-op factory). Pass `MetricsSystem.factory` for the process's bootstrapped backend.
     public var metricsFactory: (any MetricsFactory)?
     /// Where request spans go: one client span per task and one per request it sends, with OpenTelemetry's HTTP
     /// attribute names, the context injected into the request's header fields. Default `nil`: none (as is the no-op
@@ -92,7 +92,9 @@ extension SessionConfiguration {
         if let logger, RequestLogger.logs(logger) {
             monitors.append(RequestLogger(logger: logger, redactedHeaders: redactedHeaders))
         }
-        if let metricsFactory { monitors.append(RequestMetrics(factory: metricsFactory)) }
+        if let metricsFactory, !(metricsFactory is NOOPMetricsHandler) {
+            monitors.append(RequestMetrics(factory: metricsFactory))
+        }
         return monitors
     }
 }

@@ -9,15 +9,15 @@ import Foundation
 extension SessionCore {
     /// Starts a plain request's exchange before its task is set up, so that the task's bookkeeping overlaps the
     /// request's way out; `nil` when the session would not collect its body anyway (see
-    /// ``collects(_:delegate:hooks:)``), when it needs the cache or has an interceptor (which adapts the request
-    /// first), or when the transport cannot start at once. The
+    /// ``collects(_:delegate:hooks:)``), when it needs the cache or has an adapter that adapts (it sees the
+    /// request first), or when the transport cannot start at once. The
     /// request goes out exactly as ``makeTransportRequest(_:url:body:task:delegate:)`` would send it; any error is
     /// left to the normal path to report.
     ///
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
-        guard configuration.urlCache == nil, configuration.interceptor == nil, delegate.interceptor == nil,
-            tracing == nil,
+        guard configuration.urlCache == nil, configuration.interceptor?.adaptsRequests != true,
+            delegate.interceptor?.adaptsRequests != true, tracing == nil,
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !isInvalidated, !Self.watchesExchanges(hooks),

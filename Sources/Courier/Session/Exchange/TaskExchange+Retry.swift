@@ -10,7 +10,7 @@ import Foundation
 extension TaskExchange {
     /// Runs the adapters on ``request``; their error fails the exchange as a ``CourierError``.
     mutating func adapt() async throws {
-        guard let interceptor else { return }
+        guard let interceptor, interceptor.adaptsRequests else { return }
         do {
             request = try await interceptor.adapt(request, for: task)
         } catch let error as CourierError {

@@ -128,9 +128,13 @@ struct TaskExchange {
     }
 
     /// The tracing's adapter, the session's interceptor and the request's as one, in that order; `nil` for none.
-    static func interceptor(_ interceptors: (any RequestInterceptor)?...) -> (any RequestInterceptor)? {
-        let present = interceptors.compactMap { $0 }
-        return present.count > 1 ? Interceptor(interceptors: present) : present.first
+    static func interceptor(
+        _ first: (any RequestInterceptor)?, _ second: (any RequestInterceptor)?, _ third: (any RequestInterceptor)?
+    ) -> (any RequestInterceptor)? {
+        // No array is made on the common path, where there is none.
+        guard first != nil || second != nil || third != nil else { return nil }
+        let present = [first, second, third].compactMap { $0 }
+        return present.count == 1 ? present[0] : Interceptor(interceptors: present)
     }
 
     /// Foundation's form of the head, made only on the paths that hand it out or read more than the status.

@@ -27,6 +27,9 @@ public struct Interceptor: RequestInterceptor {
         self.retriers = retriers + interceptors.map { $0 as any RequestRetrier }
     }
 
+    /// Whether any adapter adapts.
+    public var adaptsRequests: Bool { adapters.contains { $0.adaptsRequests } }
+
     /// Runs every adapter in order.
     public func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest {
         var request = request

@@ -12,6 +12,16 @@ public protocol RequestAdapter: Sendable {
     /// - Throws: any error to fail the task with instead of sending; a thrown error that is not a ``CourierError``
     ///   becomes ``CourierError/requestFailed(underlyingError:context:)``, and the task's retriers are asked about it.
     func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest
+
+    /// Whether ``adapt(_:for:)`` may change or refuse a request; default `true`. `false` promises that it returns
+    /// every request unchanged, so the session skips the call and keeps its fast path (a request without a body
+    /// starts before its task is set up, and no `URLRequest` is made for it).
+    var adaptsRequests: Bool { get }
+}
+
+extension RequestAdapter {
+    /// `true`: the adapter is called.
+    public var adaptsRequests: Bool { true }
 }
 
 /// What to do after a request failed (Alamofire's `RetryResult`).

@@ -86,6 +86,9 @@ public struct RetryPolicy: RequestInterceptor {
         self.budget = budget
     }
 
+    /// Only with a ``budget``, which counts the requests.
+    public var adaptsRequests: Bool { budget != nil }
+
     /// Counts the request against the ``budget``.
     public func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest {
         if task.retryCount == 0 { budget?.recordRequest() }
