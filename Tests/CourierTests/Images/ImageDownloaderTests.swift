@@ -65,15 +65,22 @@ struct ImageDownloaderTests {
 
     @Test("10 URLs never see more than 4 requests at once")
     func boundedConcurrency() async throws {
-        let server = try await ImageServer.start(delay: .milliseconds(40))
+        // Answers are held, so the downloader fills its 4 slots however slowly the machine runs.
+        let server = try await ImageServer.start(holding: true)
         let outcomes = Outcomes()
         let downloader = Self.downloader(outcomes: outcomes)
         for index in 0..<10 { #expect(download("image-\(index)", downloader, server, outcomes) != nil) }
+        try await waitUntil { server.waitingCount == 4 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.waitingCount == 4)
+        #expect(server.paths.count == 4)
+        #expect(downloader.activeDownloadCount == 4)
+        server.releaseAll()
         try await outcomes.waitFor(10)
         #expect(outcomes.successes.count == 10)
         #expect(server.maxWaitingCount == 4)
         #expect(Set(server.paths).count == 10)
-        #expect(downloader.activeDownloadCount == 0)
+        try await waitUntil { downloader.activeDownloadCount == 0 }
         try await server.stop()
     }
 
