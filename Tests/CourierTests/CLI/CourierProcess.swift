@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs the built `courier` executable as a separate process, as a user would, and collects what it printed.
 struct CourierProcess {
     /// What one run printed and how it exited.
@@ -68,38 +72,55 @@ struct CourierProcess {
         merged.merge(environment) { _, new in new }
         process.environment = merged
         if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = stdout ?? out
-        process.standardError = err
+        // The pipes are made close-on-exec: a process another test starts meanwhile (httpbin's supervisor, nginx)
+        // must not inherit their write ends, or the reads below never see the end of the file (seen: the suite hung
+        // with a `courier` zombie and httpbin's supervisor holding its stdout pipe). The child gets them through
+        // dup2 onto its standard descriptors, which clears the flag there.
+        let out = try ExecPipe()
+        let err = try ExecPipe()
+        process.standardOutput = stdout ?? out.write
+        process.standardError = err.write
         process.standardInput = FileHandle.nullDevice
 
         // Pipes are drained on their own threads so a chatty process never blocks on a full pipe, and the wait is
         // a continuation so no thread of the test pool is blocked.
         let group = DispatchGroup()
         let collected = CollectedOutput()
-        for (pipe, isOut) in stdout == nil ? [(out, true), (err, false)] : [(err, false)] {
-            group.enter()
-            DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                collected.set(data, stdout: isOut)
-                group.leave()
-            }
-        }
         let peak = PeakMemory()
+        // Resumed once: by the process's end (after its pipes), or by the limit plus a grace period, so a lost
+        // termination or a pipe held open elsewhere fails the test instead of hanging the run.
+        let resumed = ResumeOnce()
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { process in
-                group.notify(queue: .global()) { continuation.resume(returning: process.terminationStatus) }
+                group.notify(queue: .global()) {
+                    if resumed.claim() { continuation.resume(returning: process.terminationStatus) }
+                }
             }
             do {
                 try process.run()
             } catch {
-                continuation.resume(throwing: error)
+                if resumed.claim() { continuation.resume(throwing: error) }
                 return
+            }
+            // The parent's copies of the write ends, so that the readers see the end once the child has exited.
+            try? out.write.close()
+            try? err.write.close()
+            for (pipe, isOut) in stdout == nil ? [(out, true), (err, false)] : [(err, false)] {
+                group.enter()
+                DispatchQueue.global().async {
+                    let data = pipe.read.readDataToEndOfFile()
+                    collected.set(data, stdout: isOut)
+                    group.leave()
+                }
             }
             if watchMemory { peak.watch(process) }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
                 if process.isRunning { process.terminate() }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit + 10) {
+                if resumed.claim() {
+                    continuation.resume(throwing: CourierProcessError.noEnd(pid: process.processIdentifier))
+                }
             }
         }
         let (output, errors) = collected.values
@@ -113,6 +134,40 @@ struct CourierProcess {
 
 enum CourierProcessError: Error {
     case notBuilt
+    /// The process or its output did not end within the limit and a grace period.
+    case noEnd(pid: Int32)
+}
+
+/// A pipe whose two ends are close-on-exec, so no process but the one they are handed to inherits them.
+private struct ExecPipe {
+    let read: FileHandle
+    let write: FileHandle
+
+    init() throws {
+        var descriptors: [Int32] = [0, 0]
+        guard pipe(&descriptors) == 0 else { throw CourierProcessError.noEnd(pid: -1) }
+        // Glibc's module does not export pipe2; the flag follows at once (a spawn in between is unlikely, not
+        // impossible, and then only delays the EOF until the limit below).
+        for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        read = FileHandle(fileDescriptor: descriptors[0], closeOnDealloc: true)
+        write = FileHandle(fileDescriptor: descriptors[1], closeOnDealloc: true)
+    }
+}
+
+/// A flag taken once, under a lock.
+///
+/// `@unchecked Sendable`: `taken` is only touched under `lock`.
+private final class ResumeOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var taken = false
+
+    /// `true` the first time only.
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { taken = true }
+        return !taken
+    }
 }
 
 /// `@unchecked Sendable`: both values are only touched under `lock`.

@@ -40,13 +40,13 @@ struct RetryTests {
         #expect(response.value == "done")
         #expect(response.statusCode == 200)
         #expect(server.received.count == 3)
-        // The delays asked for are checked exactly below; the gaps between arrivals prove they were waited. Their
-        // upper bound only catches a wrong backoff: in the full suite, 2 cooperative threads shared by every test
-        // stretched them to 1.9 s and 1.5 s (0.50 s and 1.00 s alone).
+        // The delays asked for are checked exactly below; the gaps between arrivals prove they were waited. No upper
+        // bound: at the start of the full suite, 2 cooperative threads shared by every test stretched them to 4 s
+        // and more (0.50 s and 1.00 s alone).
         let gaps = server.gaps
         #expect(gaps.count == 2)
-        #expect(gaps.first.map { $0 >= 0.5 && $0 < 4 } == true, "gaps \(gaps)")
-        #expect(gaps.last.map { $0 >= 1.0 && $0 < 4 } == true, "gaps \(gaps)")
+        #expect(gaps.first.map { $0 >= 0.5 } == true, "gaps \(gaps)")
+        #expect(gaps.last.map { $0 >= 1.0 } == true, "gaps \(gaps)")
         try await waitUntil(timeout: .seconds(5)) { monitor.retries.withLock { $0.count } == 2 }
         #expect(monitor.retries.withLock { $0.map(\.0) } == [.milliseconds(500), .seconds(1)])
         #expect(monitor.retries.withLock { $0.map(\.1) } == [-1011, -1011])

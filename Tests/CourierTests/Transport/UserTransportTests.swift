@@ -65,10 +65,14 @@ import Testing
             _ = try await manager.send("GET", "a", serializer: HTTPResponseSerializer())
         }
         #expect(error?.errorCode == -1001)
-        // The default collect crosses the cooperative pool three times (its child task, the caller, the test); at
-        // the start of the parallel suite on two cores each crossing waits behind hundreds of starting tests
-        // (measured up to 2.2 s in all), so this bound only proves that the timeout fired, not when.
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // What matters is that the timeout reached the transport: the exchange it was sending is cancelled and its
+        // connection closed. The time it took only shows that the 0.3 s timeout fired rather than a later limit:
+        // the default collect crosses the cooperative pool three times, and at the start of the parallel suite on
+        // two cores each crossing waits behind hundreds of starting tests (measured up to 5.3 s in all with 835
+        // tests), so the bound is loose.
+        // (Under that load the timeout can even fire before the connection is accepted.)
+        try await waitUntil(timeout: .seconds(10)) { server.openConnectionCount == 0 }
+        #expect(ContinuousClock.now - started < .seconds(20))
         manager.invalidate(cancelingTasks: true)
         await transport.shutdown()
         try await server.stop()
