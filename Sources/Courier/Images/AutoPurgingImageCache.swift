@@ -16,8 +16,14 @@ public final class AutoPurgingImageCache: ImageRequestCache {
     /// The usage a purge brings the cache down to.
     public let preferredMemoryUsageAfterPurge: UInt64
 
-    private let storage = Locked(LRUStorage())
-    private let lookups = Locked((hits: 0, misses: 0))
+    /// The images, and the reads that found one or none: one lock for both, so a read takes it once.
+    private struct State {
+        var storage = LRUStorage()
+        var hits = 0
+        var misses = 0
+    }
+
+    private let state = Locked(State())
 
     /// A cache; AFNetworking's defaults are 100 MiB and 60 MiB. A preferred size above the capacity is lowered to
     /// the capacity.
@@ -29,22 +35,26 @@ public final class AutoPurgingImageCache: ImageRequestCache {
     }
 
     /// The total cost of the images held.
-    public var memoryUsage: UInt64 { storage.withLock { $0.usage } }
+    public var memoryUsage: UInt64 { state.withLock { $0.storage.usage } }
 
     /// The number of images held.
-    public var count: Int { storage.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.storage.count } }
 
     /// How many reads found an image, since the cache was made.
-    public var hitCount: Int { lookups.withLock { $0.hits } }
+    public var hitCount: Int { state.withLock { $0.hits } }
     /// How many reads found none, since the cache was made.
-    public var missCount: Int { lookups.withLock { $0.misses } }
+    public var missCount: Int { state.withLock { $0.misses } }
 
     public func add(_ image: Image, withIdentifier identifier: String) {
-        let released = storage.withLock { storage -> [Image] in
+        let released = state.withLock { state -> [Image] in
             var released: [Image] = []
-            if let replaced = storage.insert(image, cost: image.cost, for: identifier) { released.append(replaced) }
-            if storage.usage > memoryCapacity {
-                while storage.usage > preferredMemoryUsageAfterPurge, let purged = storage.removeLeastRecentlyUsed() {
+            if let replaced = state.storage.insert(image, cost: image.cost, for: identifier) {
+                released.append(replaced)
+            }
+            if state.storage.usage > memoryCapacity {
+                while state.storage.usage > preferredMemoryUsageAfterPurge,
+                    let purged = state.storage.removeLeastRecentlyUsed()
+                {
                     released.append(purged)
                 }
             }
@@ -54,21 +64,23 @@ public final class AutoPurgingImageCache: ImageRequestCache {
     }
 
     @discardableResult public func removeImage(withIdentifier identifier: String) -> Bool {
-        let removed = storage.withLock { $0.remove(identifier) }
+        let removed = state.withLock { $0.storage.remove(identifier) }
         return removed != nil
     }
 
     @discardableResult public func removeAllImages() -> Bool {
-        let removed = storage.withLock { storage -> LRUStorage in
-            defer { storage = LRUStorage() }
-            return storage
+        let removed = state.withLock { state -> LRUStorage in
+            defer { state.storage = LRUStorage() }
+            return state.storage
         }
         return removed.count > 0
     }
 
     public func image(withIdentifier identifier: String) -> Image? {
-        let image = storage.withLock { $0.touch(identifier) }
-        lookups.withLock { image == nil ? ($0.misses += 1) : ($0.hits += 1) }
-        return image
+        state.withLock { state in
+            let image = state.storage.touch(identifier)
+            if image == nil { state.misses += 1 } else { state.hits += 1 }
+            return image
+        }
     }
 }

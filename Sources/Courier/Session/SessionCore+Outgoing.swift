@@ -93,6 +93,11 @@ extension SessionCore {
 
     /// Throws `CancellationError` once the task, its Swift task or its exchanges were cancelled.
     func checkCancellation(_ task: SessionTask, delegate: TaskDelegate) throws {
-        if Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled { throw CancellationError() }
+        if isCancelled(task, delegate: delegate) { throw CancellationError() }
+    }
+
+    /// Whether the task, its Swift task or its exchanges were cancelled (a timeout cancels the exchanges).
+    func isCancelled(_ task: SessionTask, delegate: TaskDelegate) -> Bool {
+        Task.isCancelled || task.isCancelling || delegate.exchange.isCancelled
     }
 }

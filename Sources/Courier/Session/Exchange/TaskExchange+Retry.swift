@@ -25,7 +25,9 @@ extension TaskExchange {
     /// Asks the retrier about `error`, thrown before a response arrived; waits the delay it asks for and returns
     /// `true` when the request is to be sent again.
     mutating func retry(after error: any Error) async throws -> Bool {
-        guard interceptor != nil, !(error is CancellationError), !isCancelled else { return false }
+        guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate) else {
+            return false
+        }
         let failure = core.courierError(error, task: task, delegate: delegate)
         if case .cancelled = failure { return false }
         return try await retry(dueTo: failure, response: nil)
@@ -52,8 +54,6 @@ extension TaskExchange {
         else { return false }
         return !codes.contains(status)
     }
-
-    private var isCancelled: Bool { task.isCancelling || delegate.exchange.isCancelled || Task.isCancelled }
 
     private mutating func retry(
         dueTo failure: CourierError, response: HTTPURLResponse?, discarding body: DataChunks? = nil
