@@ -102,7 +102,9 @@ import Testing
         "Three operations on a queue of width 2: the server never sees more than 2 at once",
         arguments: TestTransports.names)
     func queueWidth(transport: String) async throws {
-        let server = try await FaultServer.start(.slow(headAfter: 0.3))
+        // Answers wait 1.5 s, so the first two overlap even when the second starts late on a loaded machine (seen in
+        // CI with 0.3 s: only 1 at once).
+        let server = try await FaultServer.start(.slow(headAfter: 1.5))
         let kind = TestTransports.make(transport)
         let operations = (0..<3).map { _ in
             HTTPRequestOperation(request: URLRequest(url: server.baseURL), transport: kind)

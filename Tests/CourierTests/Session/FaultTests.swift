@@ -189,7 +189,9 @@ struct FaultTests {
 
     @Test("suspend() stops the body; resume() continues it to the end", arguments: FaultTransportKind.all)
     func suspendDuringSlowBody(_ kind: FaultTransportKind) async throws {
-        let total = 40
+        // Long enough (4 s of body) that the body cannot end before the test, woken late on a loaded machine (seen
+        // in CI with 40 bytes, 0.8 s), gets to suspend it.
+        let total = 200
         try await withFaultFixture(.slowBody(bytes: total, every: 0.02), kind) { fixture in
             let (task, calls) = fixture.dataTask()
             task.resume()
