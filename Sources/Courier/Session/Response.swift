@@ -47,6 +47,9 @@ public struct Response<Value: Sendable>: Sendable {
     public var value: Value
     /// Timings.
     public var metrics: Metrics
+    /// What the task took, exchange by exchange (`URLSessionTaskMetrics`' shape); `nil` for a response that no task
+    /// made.
+    public var taskMetrics: TaskMetrics?
 
     /// The status code.
     public var statusCode: Int { head.statusCode }
@@ -63,6 +66,7 @@ public struct Response<Value: Sendable>: Sendable {
     /// A response whose request is the one `task` sent last, made only when asked for.
     init(task: SessionTask, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
         self.init(origin: .task(task), head: head, data: data, value: value, metrics: metrics)
+        taskMetrics = task.metrics
     }
 
     init(request: URLRequest, response: HTTPURLResponse, data: Data, value: Value, metrics: Metrics) {

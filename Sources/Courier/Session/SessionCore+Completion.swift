@@ -81,11 +81,9 @@ extension SessionCore {
     /// Marks the task completed, takes it out of the map and sends the completed event with its metrics; `false`
     /// (and nothing done) when it had already completed, so every path completes a task exactly once.
     func markCompleted(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) -> Bool {
-        guard task.markCompleted(error: error) else { return false }
+        guard task.markCompleted(error: error, metrics: metrics(of: task, delegate: delegate)) else { return false }
         unregister(task)
-        // Metrics cost a clock read and a lock; only monitors get them.
-        let metrics = events.hasMonitors ? metrics(of: task, delegate: delegate) : nil
-        events.send(.completed(task, metrics, error: error))
+        events.send(.completed(task, task.metrics, error: error))
         return true
     }
 
@@ -100,7 +98,8 @@ extension SessionCore {
         let complete: @Sendable () -> Void = {
             delegate.completion?(task.response, object, error)
             let info = CompletionUserInfo.make(
-                serializer: delegate.serializer, object: object, error: error, payload: payload)
+                serializer: delegate.serializer, object: object, error: error, payload: payload,
+                metrics: task.metrics)
             self.events.send(.serialized(task, object: object, error: error, userInfo: info))
             afterward?()
             self.delivered(task)
@@ -122,12 +121,14 @@ extension SessionCore {
 
     private func metrics(of task: SessionTask, delegate: TaskDelegate) -> TaskMetrics {
         let end = Date()
-        let (start, redirects, exchanges) = delegate.state.withLock {
-            ($0.startDate ?? end, $0.redirectCount, $0.exchangeCount)
+        let (start, redirects, exchanges, transactions) = delegate.state.withLock { state in
+            // A body cut short by a failure ends with the task.
+            state.endLastTransaction(at: end)
+            return (state.startDate ?? end, state.redirectCount, state.exchangeCount, state.transactions)
         }
         return TaskMetrics(
             taskInterval: DateInterval(start: min(start, end), end: end), redirectCount: redirects,
             exchangeCount: exchanges, countOfBytesSent: task.countOfBytesSent,
-            countOfBytesReceived: task.countOfBytesReceived)
+            countOfBytesReceived: task.countOfBytesReceived, transactionMetrics: transactions)
     }
 }

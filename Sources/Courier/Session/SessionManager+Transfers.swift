@@ -70,9 +70,11 @@ extension SessionManager {
                 reason: "the download finished without a response or a file", underlyingError: nil,
                 context: CourierError.Context(request: request))
         }
-        return Response(
+        var downloaded = Response(
             request: task?.currentRequest ?? request ?? URLRequest(url: url), response: response, data: Data(),
             value: url, metrics: Response.Metrics(start: started, end: Date()))
+        downloaded.taskMetrics = task?.metrics
+        return downloaded
     }
 }
 

@@ -53,6 +53,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         var taskDescription: String?
         /// How many times a retrier sent the request again.
         var retryCount = 0
+        /// Set when the task completes.
+        var metrics: TaskMetrics?
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64 = -1
         var bytesReceived: Int64 = 0
@@ -94,6 +96,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     public var error: (any Error)? { mutable.withLock { $0.error } }
     /// How many times the task's request was sent again at a retrier's word (see ``RequestRetrier``).
     public var retryCount: Int { mutable.withLock { $0.retryCount } }
+    /// What the task took, once it has completed (Alamofire's `Request.metrics`); `nil` before.
+    public var metrics: TaskMetrics? { mutable.withLock { $0.metrics } }
     /// A description of your choosing.
     public var taskDescription: String? {
         get { mutable.withLock { $0.taskDescription } }
@@ -183,11 +187,12 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     }
 
     /// Marks the task completed; `false` if it already was (so completion happens exactly once).
-    func markCompleted(error: (any Error)?) -> Bool {
+    func markCompleted(error: (any Error)?, metrics: TaskMetrics? = nil) -> Bool {
         mutable.withLock { state in
             guard state.state != .completed else { return false }
             state.state = .completed
             state.error = error
+            state.metrics = metrics
             state.cancelRunner = nil
             let waiting = state.gate
             state.gate = []

@@ -45,6 +45,18 @@ final class TaskDelegate: @unchecked Sendable {
         var redirectCount = 0
         /// Requests sent: the first, and one per redirect, answered challenge or restarted download.
         var exchangeCount = 0
+        /// One per response: from the network, or the cache's.
+        var transactions: [TransactionMetrics] = []
+
+        /// Ends the latest transaction at `date` if nothing said when it ended (a body read or dropped by the
+        /// session); `received`, when given, is its body's length.
+        mutating func endLastTransaction(at date: Date, received: Int64? = nil) {
+            guard let last = transactions.indices.last else { return }
+            if transactions[last].responseEndDate == nil { transactions[last].responseEndDate = date }
+            if let received, transactions[last].countOfResponseBodyBytesReceived == 0 {
+                transactions[last].countOfResponseBodyBytesReceived = received
+            }
+        }
     }
 
     let serializer: any ResponseSerializer
@@ -82,6 +94,21 @@ final class TaskDelegate: @unchecked Sendable {
         self.downloadOptions = downloadOptions
         self.stream = stream
         self.interceptor = interceptor
+    }
+
+    /// Records a response's transaction; the one before it ends now if it had not ended yet.
+    func recordTransaction(_ metrics: TransactionMetrics) {
+        let now = Date()
+        state.withLock { state in
+            state.endLastTransaction(at: now)
+            state.transactions.append(metrics)
+        }
+    }
+
+    /// Notes that the latest response's body has been read whole: `received` bytes.
+    func endTransaction(received: Int64) {
+        let now = Date()
+        state.withLock { $0.endLastTransaction(at: now, received: received) }
     }
 
     /// Notes that bytes moved, for the idle timeout.

@@ -92,6 +92,9 @@ public struct TransportResponse: Sendable {
     public var httpVersion: String
     /// The body, read once by pulling.
     public var body: DataChunks
+    /// What the transport measured of the exchange up to now (see ``TransactionMetrics`` for what each transport
+    /// sees); `nil` when it measures nothing, and then the session records the dates it sees itself.
+    public var metrics: TransactionMetrics?
 
     /// Creates a response.
     public init(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String, body: DataChunks) {

@@ -33,7 +33,9 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "Send data fields and files as multipart form data (name@file items imply it).")
     var multipart = false
 
-    @Flag(name: [.short, .long], help: "Print the request and the response head too (like --print=HBhb).")
+    @Flag(
+        name: [.short, .long],
+        help: "Print the request and the response head too (like --print=HBhb), and each exchange's timings.")
     var verbose = false
     @Option(name: [.short, .long], help: "What to print: H request head, B request body, h response head, b body.")
     var print: String?
@@ -141,6 +143,6 @@ struct RequestCommand: AsyncParsableCommand {
             download: isDownload ? SaveOptions(output: output, resume: resume) : nil,
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
-            allowsInsecureRedirects: allowInsecureRedirects, retries: retry)
+            allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline)
     }
 }

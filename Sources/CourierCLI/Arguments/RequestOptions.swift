@@ -27,4 +27,6 @@ struct RequestOptions: Sendable {
     var allowsInsecureRedirects = false
     /// `--retry`: how many times a failed request is sent again (``RetryPolicy``'s statuses and errors).
     var retries = 0
+    /// `--verbose`: the timings of each exchange (``TransactionMetrics``) on standard error.
+    var showsMetrics = false
 }

@@ -90,6 +90,7 @@ struct RequestRunner {
             configuration.interceptor = RetryPolicy(retryLimit: options.retries)
             configuration.eventMonitors.append(RetryAnnouncer(console: console, limit: options.retries))
         }
+        if options.showsMetrics { configuration.eventMonitors.append(MetricsPrinter(console: console)) }
         if let timeout = options.timeout { configuration.timeoutIntervalForRequest = timeout }
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects

@@ -55,6 +55,8 @@ final class NginxTLS: Sendable {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(path)/chain.pem;
                     ssl_certificate_key \(path)/key.pem;
+                    # Debian's nginx 1.22 leaves TLS 1.3 out of its default protocols.
+                    ssl_protocols TLSv1.2 TLSv1.3;
                     \(clientVerification)
                     \(extraLocations)
                     location / { default_type text/plain; return 200 "secure $server_protocol\\n"; }

@@ -17,9 +17,10 @@ enum CompletionUserInfo {
         case assetPath(URL)
     }
 
-    /// The user info for a task that completed with `object` or `error`.
+    /// The user info for a task that completed with `object` or `error` and took `metrics`.
     static func make(
-        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, payload: Payload
+        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, payload: Payload,
+        metrics: TaskMetrics?
     ) -> [AnyHashable: Any] {
         let outcome: Int
         let outcomeValue: Any?
@@ -40,6 +41,11 @@ enum CompletionUserInfo {
         let template = templates[kind * 3 + outcome]
         var info = template.info
         info.values[template.serializer] = serializer
+        if let metrics {
+            info.values[template.metrics] = metrics
+        } else {
+            info[SessionNotificationKey.sessionTaskMetrics] = nil
+        }
         if let index = template.payload, let payloadValue { info.values[index] = payloadValue }
         if let index = template.outcome, let outcomeValue { info.values[index] = outcomeValue }
         return info
@@ -48,11 +54,14 @@ enum CompletionUserInfo {
     private struct Template {
         let info: [AnyHashable: Any]
         let serializer: Dictionary<AnyHashable, Any>.Index
+        let metrics: Dictionary<AnyHashable, Any>.Index
         let payload: Dictionary<AnyHashable, Any>.Index?
         let outcome: Dictionary<AnyHashable, Any>.Index?
 
         init(payloadKey: String?, outcomeKey: String?) {
-            var info: [AnyHashable: Any] = [SessionNotificationKey.responseSerializer: ()]
+            var info: [AnyHashable: Any] = [
+                SessionNotificationKey.responseSerializer: (), SessionNotificationKey.sessionTaskMetrics: (),
+            ]
             if let payloadKey { info[payloadKey] = () }
             if let outcomeKey { info[outcomeKey] = () }
             self.info = info
@@ -60,6 +69,7 @@ enum CompletionUserInfo {
                 key.flatMap { key in info.indices.first { info.keys[$0] == AnyHashable(key) } }
             }
             serializer = index(of: SessionNotificationKey.responseSerializer) ?? info.startIndex
+            metrics = index(of: SessionNotificationKey.sessionTaskMetrics) ?? info.startIndex
             payload = index(of: payloadKey)
             outcome = index(of: outcomeKey)
         }

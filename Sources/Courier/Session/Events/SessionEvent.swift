@@ -45,4 +45,6 @@ public enum SessionNotificationKey {
     public static let error = "com.alamofire.networking.task.complete.error"
     /// The downloaded file's URL, for download tasks.
     public static let assetPath = "com.alamofire.networking.task.complete.assetpath"
+    /// The task's ``TaskMetrics``.
+    public static let sessionTaskMetrics = "com.alamofire.networking.complete.sessiontaskmetrics"
 }

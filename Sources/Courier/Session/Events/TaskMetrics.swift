@@ -1,7 +1,10 @@
 import Foundation
 
-/// What one task took, as ``EventMonitor/task(_:didCompleteWith:error:)`` reports it (the part of
-/// `URLSessionTaskMetrics` every transport can measure).
+/// What one task took: `URLSessionTaskMetrics`' shape, on every transport.
+///
+/// A task's metrics are on ``SessionTask/metrics`` once it has completed, on every ``Response``
+/// (``Response/taskMetrics``), in ``EventMonitor/task(_:didCompleteWith:error:)``, and in the did-complete
+/// notification's user info (``SessionNotificationKey/sessionTaskMetrics``).
 public struct TaskMetrics: Sendable, Hashable {
     /// From the task's start (its first ``SessionTask/resume()``) to its completion; a task cancelled before it
     /// started has an interval of zero length at its completion.
@@ -14,12 +17,17 @@ public struct TaskMetrics: Sendable, Hashable {
     public var countOfBytesSent: Int64
     /// Response-body bytes received (of the final response).
     public var countOfBytesReceived: Int64
+    /// One per response, in order: each redirect, challenge, retry and the final response (see
+    /// ``TransactionMetrics`` for what each transport measures). An exchange that failed before its response
+    /// arrived has none.
+    public var transactionMetrics: [TransactionMetrics]
 
     /// Creates metrics.
     public init(
         taskInterval: DateInterval, redirectCount: Int, exchangeCount: Int, countOfBytesSent: Int64,
-        countOfBytesReceived: Int64
+        countOfBytesReceived: Int64, transactionMetrics: [TransactionMetrics] = []
     ) {
+        self.transactionMetrics = transactionMetrics
         self.taskInterval = taskInterval
         self.redirectCount = redirectCount
         self.exchangeCount = exchangeCount

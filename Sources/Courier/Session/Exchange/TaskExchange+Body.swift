@@ -22,25 +22,30 @@ extension TaskExchange {
         delegate.expectDownload(total: source.method.caseInsensitiveEquals("HEAD") ? 0 : expected)
         task.mutable.withLock { $0.bytesExpectedToReceive = expected }
         if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
-        try await readBody(response.body)
+        let received = try await readBody(response.body)
+        delegate.endTransaction(received: received)
         try storeIfAllowed(head)
     }
 
-    private func readBody(_ body: DataChunks) async throws {
+    /// Reads the body into the task and returns its length.
+    private func readBody(_ body: DataChunks) async throws -> Int64 {
         if let whole = body.whole {
             // Already in memory (a gathered body): one delivery, no iteration.
             await task.waitWhileSuspended()
             try core.checkCancellation(task, delegate: delegate)
             if !whole.isEmpty { try await deliver(whole) }
-            return
+            return Int64(whole.count)
         }
         var iterator = body.makeAsyncIterator()
+        var received: Int64 = 0
         while true {
             await task.waitWhileSuspended()
             try core.checkCancellation(task, delegate: delegate)
             guard let chunk = try await iterator.next() else { break }
+            received += Int64(chunk.count)
             try await deliver(chunk)
         }
+        return received
     }
 
     /// Hands one chunk of the body to the delegate, the event sink and a streaming consumer.

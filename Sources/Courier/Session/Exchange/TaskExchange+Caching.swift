@@ -71,6 +71,15 @@ extension TaskExchange {
     private func deliverCached(_ cached: CachedURLResponse) {
         let response = cached.response as? HTTPURLResponse
         let head = response.map(ResponseHead.init)
+        if let url = response?.url ?? request.url {
+            let now = Date()
+            var metrics = TransactionMetrics(method: source.method, url: url)
+            metrics.resourceFetchType = .localCache
+            metrics.statusCode = response?.statusCode
+            (metrics.fetchStartDate, metrics.responseStartDate, metrics.responseEndDate) = (now, now, now)
+            metrics.countOfResponseBodyBytesReceived = Int64(cached.data.count)
+            delegate.recordTransaction(metrics)
+        }
         task.mutable.withLock { state in
             state.response = head
             state.bytesExpectedToReceive = Int64(cached.data.count)

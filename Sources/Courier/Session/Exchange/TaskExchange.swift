@@ -104,7 +104,8 @@ struct TaskExchange {
         // A plain request is still the original, which the task makes on demand.
         if case .made(let request) = source { task.mutable.withLock { $0.currentRequest = request } }
         delegate.state.withLock { $0.exchangeCount += 1 }
-        let response: TransportResponse
+        let fetchStart = Date()
+        var response: TransportResponse
         if let started = early {
             early = nil
             delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
@@ -124,6 +125,14 @@ struct TaskExchange {
                 }
         }
         delegate.touch()
+        if response.metrics == nil {
+            // A transport that measures nothing: the dates the session saw.
+            var metrics = TransactionMetrics(method: source.method, url: url)
+            (metrics.fetchStartDate, metrics.responseStartDate) = (fetchStart, Date())
+            metrics.statusCode = response.statusCode
+            response.metrics = metrics
+        }
+        if let metrics = response.metrics { delegate.recordTransaction(metrics) }
         return (response, url)
     }
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -11,11 +12,13 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
     struct Gathered: Sendable {
         var head: HTTPResponseHead
         var body: ByteBuffer
+        var timing: NIOExchangeTiming
     }
 
     private struct State {
         var head: HTTPResponseHead?
         var body: ByteBuffer?
+        var timing = NIOExchangeTiming()
     }
 
     private let state = Locked(State())
@@ -37,8 +40,25 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Whether a response head has arrived.
     var sawHead: Bool { state.withLock { $0.head != nil } }
 
+    func didSendRequestHead(task: HTTPClient.Task<Gathered>, _ head: HTTPRequestHead) {
+        let now = Date()
+        state.withLock { $0.timing.requestStart = now }
+    }
+
+    func didSendRequest(task: HTTPClient.Task<Gathered>) {
+        let now = Date()
+        state.withLock { $0.timing.requestEnd = now }
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Gathered>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        state.withLock { $0.head = head }
+        let now = Date()
+        var head = head
+        let connection = NIOConnectionReporter.takeFacts(from: &head.headers)
+        state.withLock { state in
+            state.head = head
+            state.timing.responseStart = now
+            state.timing.connection = connection
+        }
         // The caller's wake-up is the slow part of a small exchange, so it starts before the activity stamp.
         if let smallHead, let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }),
             length <= Self.smallBody
@@ -63,9 +83,11 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func didFinishRequest(task: HTTPClient.Task<Gathered>) throws -> Gathered {
-        try state.withLock { state in
+        let now = Date()
+        return try state.withLock { state in
             guard let head = state.head else { throw HTTPClientError.remoteConnectionClosed }
-            return Gathered(head: head, body: state.body ?? ByteBuffer())
+            state.timing.responseEnd = now
+            return Gathered(head: head, body: state.body ?? ByteBuffer(), timing: state.timing)
         }
     }
 }

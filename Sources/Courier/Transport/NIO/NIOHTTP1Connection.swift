@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
@@ -12,11 +13,13 @@ final class NIOHTTP1Connection: Sendable {
     let origin: NIOHTTP1Target.Origin
     private let handler: NIOLoopBound<NIOHTTP1ExchangeHandler>
 
-    /// Wraps a connected channel set up by ``configure(_:decompressionLimit:)``. Call on the channel's loop.
-    init(channel: any Channel, origin: NIOHTTP1Target.Origin) throws {
+    /// Wraps a connected channel set up by ``configure(_:decompressionLimit:)``, whose connecting began at
+    /// `connectStart`. Call on the channel's loop.
+    init(channel: any Channel, origin: NIOHTTP1Target.Origin, connectStart: Date) throws {
         self.channel = channel
         self.origin = origin
         let handler = try channel.pipeline.syncOperations.handler(type: NIOHTTP1ExchangeHandler.self)
+        handler.connected = (connectStart, Date())
         self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
     }
 
@@ -85,6 +88,12 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
 
     private var state = State.idle
     private var context: ChannelHandlerContext?
+    /// When connecting began and when the connection was ready.
+    var connected: (start: Date, ready: Date)?
+    /// Exchanges written so far.
+    private var exchangesStarted = 0
+    /// The dates of the exchange in flight.
+    private var timing = NIOExchangeTiming()
     /// The request asked for the connection to close after its response.
     private var requestCloses = false
     var onReusable: (() -> Void)?
@@ -110,6 +119,13 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             return
         }
         state = .waitingForHead(exchange)
+        timing = NIOExchangeTiming(requestStart: Date())
+        if let connected {
+            timing.connection = NIOConnectionFacts(
+                isReused: exchangesStarted > 0, connectStart: connected.start, ready: connected.ready,
+                tlsVersion: nil, protocolName: "http/1.1")
+        }
+        exchangesStarted += 1
         requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
             $0.caseInsensitiveEquals("close")
         }
@@ -118,6 +134,8 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        // NIO writes to the socket within the flush when it can take the bytes, which a new request's usually can.
+        timing.requestEnd = Date()
     }
 
     /// Closes the connection if its exchange was finished from outside (cancelled) while its response is still
@@ -150,6 +168,10 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             }
             if head.status.code < 200 { return }  // informational (100 Continue, 103): the final head follows
             state = .receivingBody(exchange, head, nil)
+            timing.responseStart = Date()
+            if head.version != .http1_1 {
+                timing.connection?.protocolName = "http/\(head.version.major).\(head.version.minor)"
+            }
             if let smallHead = exchange.smallHead,
                 let length = head.headers.first(name: "content-length").flatMap({ Int($0) }),
                 length <= NIOBodyGatherer.smallBody
@@ -175,7 +197,10 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             }
             let reusable = head.isKeepAlive && !requestCloses
             state = reusable ? .idle : .closed
-            exchange.finish(.success(NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer())), sawHead: true)
+            timing.responseEnd = Date()
+            exchange.finish(
+                .success(NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer(), timing: timing)),
+                sawHead: true)
             if reusable {
                 onReusable?()
             } else {

@@ -145,6 +145,7 @@ final class NIOHTTP1Pool: Sendable {
 
     private func connect(for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, on loop: any EventLoop) {
         let decompressionLimit = decompressionLimit
+        let connectStart = Date()
         let connecting = ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -158,7 +159,8 @@ final class NIOHTTP1Pool: Sendable {
             switch result {
             case .success(let channel):
                 do {
-                    let connection = try NIOHTTP1Connection(channel: channel, origin: origin)
+                    let connection = try NIOHTTP1Connection(
+                        channel: channel, origin: origin, connectStart: connectStart)
                     let isShutDown = self.state.withLock { state in
                         state.origins[origin]?.connections[ObjectIdentifier(connection)] = connection
                         return state.isShutDown

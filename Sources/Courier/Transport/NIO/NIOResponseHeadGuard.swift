@@ -37,7 +37,7 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
 
     /// Adds a guard to an HTTP/1 connection's pipeline right after AsyncHTTPClient's response decoder.
     static func install(on channel: any Channel) -> EventLoopFuture<Void> {
-        onLoop(of: channel) { pipeline in
+        channel.onLoop { pipeline in
             try pipeline.addHandler(
                 NIOResponseHeadGuard(),
                 position: .after(try pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)))
@@ -46,19 +46,24 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
 
     /// Adds a guard to an HTTP/2 stream's pipeline right after AsyncHTTPClient's HTTP/2-to-HTTP/1 codec.
     static func installOnHTTP2Stream(_ channel: any Channel) -> EventLoopFuture<Void> {
-        onLoop(of: channel) { pipeline in
+        channel.onLoop { pipeline in
             try pipeline.addHandler(
                 NIOResponseHeadGuard(),
                 position: .after(try pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)))
         }
     }
 
-    private static func onLoop(
-        of channel: any Channel, _ body: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
-    ) -> EventLoopFuture<Void> {
-        if channel.eventLoop.inEventLoop {
-            return channel.eventLoop.makeCompletedFuture { try body(channel.pipeline.syncOperations) }
+}
+
+extension Channel {
+    /// Runs `body` with the pipeline's synchronous operations on the channel's event loop: at once when called
+    /// there, else submitted. For the debug initializers, which AsyncHTTPClient may call from either.
+    func onLoop(_ body: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void) -> EventLoopFuture<
+        Void
+    > {
+        if eventLoop.inEventLoop {
+            return eventLoop.makeCompletedFuture { try body(pipeline.syncOperations) }
         }
-        return channel.eventLoop.submit { try body(channel.pipeline.syncOperations) }
+        return eventLoop.submit { try body(self.pipeline.syncOperations) }
     }
 }

@@ -93,8 +93,15 @@ public final class NIOTransport: Transport {
         // attributes from the URL's parts: about 10 µs on the event loop per exchange. Like AsyncHTTPClient, the
         // transport keeps the tracer bootstrapped when it is made; only when there is none does it skip spans.
         if settings.tracing.tracer is NoOpTracer { settings.tracing.tracer = nil }
-        settings.http1_1ConnectionDebugInitializer = { NIOResponseHeadGuard.install(on: $0) }
-        settings.http2StreamChannelDebugInitializer = { NIOResponseHeadGuard.installOnHTTP2Stream($0) }
+        settings.http1_1ConnectionDebugInitializer = { channel in
+            NIOResponseHeadGuard.install(on: channel).flatMap { NIOConnectionReporter.install(on: channel) }
+        }
+        settings.http2ConnectionDebugInitializer = { NIOConnectionReporter.recordHTTP2Connection($0) }
+        settings.http2StreamChannelDebugInitializer = { channel in
+            NIOResponseHeadGuard.installOnHTTP2Stream(channel).flatMap {
+                NIOConnectionReporter.installOnHTTP2Stream(channel)
+            }
+        }
         self.settings = settings
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
         http1Pool = NIOHTTP1Pool(
@@ -114,6 +121,7 @@ public final class NIOTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         // AsyncHTTPClient may still send a request whose task is already cancelled; never start one.
         if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
+        let fetchStart = Date()
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         outgoing.headers = request.headers.nio
@@ -136,7 +144,8 @@ public final class NIOTransport: Transport {
             }
         }
         let client = try await client(enforcing: request)
-        let response: HTTPClientResponse
+        var timing = NIOExchangeTiming(requestStart: Date())
+        var response: HTTPClientResponse
         do {
             response = try await client.execute(outgoing, deadline: .distantFuture)
         } catch {
@@ -151,9 +160,14 @@ public final class NIOTransport: Transport {
             }
         }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
+        timing.responseStart = Date()
+        timing.connection = NIOConnectionReporter.takeFacts(from: &response.headers)
         let url = request.url
+        var metrics = timing.metrics(
+            method: request.method, url: url, fetchStart: fetchStart, statusCode: Int(response.status.code))
+        metrics.countOfRequestBodyBytesSent = sentWholeBodyUpFront ?? 0
         let body = DataChunks(response.body, transform: { Data(buffer: $0, byteTransferStrategy: .noCopy) })
-        return TransportResponse(
+        var transportResponse = TransportResponse(
             statusCode: Int(response.status.code), headers: HTTPHeaders(response.headers), url: url,
             httpVersion: response.version.courierString,
             body: DataChunks(makeNext: {
@@ -166,6 +180,8 @@ public final class NIOTransport: Transport {
                     }
                 }
             }))
+        transportResponse.metrics = metrics
+        return transportResponse
     }
 
     /// Runs the whole exchange on AsyncHTTPClient's delegate API: the body is gathered on the connection's event loop
@@ -198,6 +214,7 @@ public final class NIOTransport: Transport {
         _ request: TransportRequest, on client: HTTPClient, cancellation: ExchangeCancellation,
         activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse {
+        let fetchStart = Date()
         let data = request.body?.data
         let target = client === self.client && configuration.usesOwnHTTP1Connections ? http1Target(request.url) : nil
         let head: HTTPRequestHead?
@@ -213,7 +230,7 @@ public final class NIOTransport: Transport {
         let body = data.flatMap { $0.isEmpty ? nil : ByteBuffer(data: $0) }
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
-        let url = request.url
+        let (url, method) = (request.url, request.method)
         let retriesStaleConnection = Self.mayRetryOnAnotherConnection(method: request.method)
         let alone = collectedInFlight.withLock { count -> Bool in
             count += 1
@@ -238,10 +255,17 @@ public final class NIOTransport: Transport {
             inFlight.withLock { $0 -= 1 }
             pending.complete(
                 mapped.map { gathered in
-                    TransportResponse(
-                        statusCode: Int(gathered.head.status.code), headers: HTTPHeaders(gathered.head.headers),
+                    let statusCode = Int(gathered.head.status.code)
+                    var response = TransportResponse(
+                        statusCode: statusCode, headers: HTTPHeaders(gathered.head.headers),
                         url: url, httpVersion: gathered.head.version.courierString,
                         body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
+                    var metrics = gathered.timing.metrics(
+                        method: method, url: url, fetchStart: fetchStart, statusCode: statusCode)
+                    metrics.countOfRequestBodyBytesSent = Int64(data?.count ?? 0)
+                    metrics.countOfResponseBodyBytesReceived = Int64(gathered.body.readableBytes)
+                    response.metrics = metrics
+                    return response
                 }.mapError { $0 as any Error })
         }
         @Sendable func run(_ attempt: Int) {

@@ -74,10 +74,16 @@ final class NIOTrustGate: Sendable {
         settings.tlsConfiguration = tls
         // Required: rejecting a connection in an initializer while retries are on crashes AsyncHTTPClient's pool.
         settings.connectionPool.retryConnectionEstablishment = false
+        // The transport's own initializers (the head guard, the connection reporter) first, then the admission.
+        let (http1, http2) = (
+            baseSettings.http1_1ConnectionDebugInitializer, baseSettings.http2ConnectionDebugInitializer
+        )
         settings.http1_1ConnectionDebugInitializer = { channel in
-            NIOResponseHeadGuard.install(on: channel).flatMap { check(channel) }
+            (http1?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).flatMap { check(channel) }
         }
-        settings.http2ConnectionDebugInitializer = check
+        settings.http2ConnectionDebugInitializer = { channel in
+            (http2?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).flatMap { check(channel) }
+        }
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
     }
 

@@ -122,6 +122,7 @@ public final class URLSessionTransport: Transport {
     ///   cannot be read, and the mapped `URLError` otherwise.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var request = request
+        let fetchStart = Date()
         request.securityPolicy.serverTrustHook = nil  // never called here: see SessionHooks.serverTrust
         #if !canImport(Darwin)
             // FoundationNetworking delivers no server-trust challenge: fail closed rather than ignore the policy.
@@ -167,13 +168,23 @@ public final class URLSessionTransport: Transport {
         }
         let id = task.taskIdentifier
         let taskDelegate = delegate
-        return try await withTaskCancellationHandler {
+        let requestStart = Date()
+        var response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 taskDelegate.start(id, head: continuation)
             }
         } onCancel: {
             taskDelegate.cancel(id)
         }
+        // URLSession tells nothing of its connection (on Linux, `URLSessionTaskMetrics` never arrive): only the
+        // dates seen from here.
+        var metrics = TransactionMetrics(method: request.method, url: request.url)
+        metrics.fetchStartDate = fetchStart
+        metrics.requestStartDate = requestStart
+        metrics.responseStartDate = Date()
+        metrics.statusCode = response.statusCode
+        response.metrics = metrics
+        return response
     }
 
     /// Cancels every running request and invalidates the session (`invalidateAndCancel`), waiting until URLSession
