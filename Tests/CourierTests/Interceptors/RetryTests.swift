@@ -275,6 +275,8 @@ struct RetryTests {
         }
         let lost = CourierError.connectionLost(underlyingError: nil, context: .init())
         #expect(policy.delay(for: get, attempt: 0, error: lost, response: nil) == .milliseconds(500))
+        // As in Alamofire, a connection lost after a 200's head (a download cut off) is retried too.
+        #expect(policy.delay(for: get, attempt: 0, error: lost, response: Self.response(200)) == .milliseconds(500))
         let pin = CourierError.serverTrustEvaluationFailed(host: "h", reason: "pin")
         #expect(policy.delay(for: get, attempt: 0, error: pin, response: nil) == nil)
     }

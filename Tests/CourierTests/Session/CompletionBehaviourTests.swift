@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test(
-        "The did-complete notification carries AFNetworking's keys: serializer, body, and the object or the error",
+        "The did-complete notification carries AFNetworking's keys: serializer, body, the object or the error, and the metrics",
         arguments: TestTransports.names)
     func completionNotificationUserInfo(transport name: String) async throws {
         let problem = try await problemServer()
@@ -150,7 +150,9 @@ import Testing
         #expect(success[SessionNotificationKey.responseData] as? Data == Data(#"{"a":1}"#.utf8))
         #expect((success[SessionNotificationKey.serializedResponse] as? JSON)?["a"]?.intValue == 1)
         #expect(success[SessionNotificationKey.error] == nil)
-        #expect(success.count == 3)
+        let metrics = success[SessionNotificationKey.sessionTaskMetrics] as? TaskMetrics
+        #expect(metrics?.transactionMetrics.first?.statusCode == 200)
+        #expect(success.count == 4)
 
         // An unacceptable status: the error, not the object it carries, and the body.
         let failure = try await completionUserInfo(manager) {
@@ -159,7 +161,8 @@ import Testing
         #expect((failure[SessionNotificationKey.error] as? CourierError)?.errorCode == -1011)
         #expect(failure[SessionNotificationKey.serializedResponse] == nil)
         #expect(failure[SessionNotificationKey.responseData] as? Data == Data(Self.problem.utf8))
-        #expect(failure.count == 3)
+        #expect(failure[SessionNotificationKey.sessionTaskMetrics] is TaskMetrics)
+        #expect(failure.count == 4)
 
         // A download: the file's URL instead of the body.
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("info-\(UUID().uuidString)")
@@ -171,7 +174,8 @@ import Testing
         #expect(download[SessionNotificationKey.assetPath] as? URL == destination)
         #expect(download[SessionNotificationKey.responseData] == nil)
         #expect(download[SessionNotificationKey.serializedResponse] as? URL == destination)
-        #expect(download.count == 3)
+        #expect(download[SessionNotificationKey.sessionTaskMetrics] is TaskMetrics)
+        #expect(download.count == 4)
 
         await manager.invalidateAndWait(cancelingTasks: true)
         await manager.transport.shutdown()

@@ -54,19 +54,24 @@ final class RangeServer: Sendable {
     /// Starts serving `data` with entity tag `entityTag` (and `Cache-Control: cacheControl` when given).
     ///
     /// A request whose `If-None-Match` equals the entity tag is answered `304 Not Modified`. `holds` are body
-    /// offsets, in increasing order and multiples of `chunkSize`, where the body waits for ``proceed()``.
+    /// offsets, in increasing order and multiples of `chunkSize`, where the body waits for ``proceed()``. The first
+    /// `cuts` responses close their connection once `cutAfter` bytes of their body are sent (a multiple of
+    /// `chunkSize`), as a dropped connection would.
     static func start(
         _ data: Data, entityTag: String = "\"v1\"", cacheControl: String? = nil, chunkSize: Int = 16 * 1024,
-        chunkDelay: TimeInterval = 0, holds: [Int] = []
+        chunkDelay: TimeInterval = 0, holds: [Int] = [], cuts: Int = 0, cutAfter: Int = 0
     ) async throws -> RangeServer {
         let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
         let log = Locked([RequestRecord]())
         let gate = Gate(holds: holds)
         let delay = TimeAmount.nanoseconds(Int64(chunkDelay * 1_000_000_000))
+        let cutsLeft = Locked(cuts)
         let (channel, port, url) = try await LoopbackServer.bind(path: "file") { pipeline in
             try pipeline.configureHTTPServerPipeline()
             try pipeline.addHandler(
-                RangeHandler(resource: resource, log: log, gate: gate, chunkSize: chunkSize, chunkDelay: delay))
+                RangeHandler(
+                    resource: resource, log: log, gate: gate, chunkSize: chunkSize, chunkDelay: delay,
+                    cut: (cutsLeft, cutAfter)))
         }
         return RangeServer(channel: channel, port: port, fileURL: url, resource: resource, log: log, gate: gate)
     }
@@ -152,11 +157,16 @@ private final class RangeHandler: ChannelInboundHandler {
     private let chunkSize: Int
     private let chunkDelay: TimeAmount
     private var head: HTTPRequestHead?
+    /// Responses still to be cut off, and after how many body bytes.
+    private let cut: (left: Locked<Int>, after: Int)
+    /// Whether the response being written is to be cut off.
+    private var cutsThisResponse = false
 
     init(
         resource: Locked<RangeServer.Resource>, log: Locked<[RangeServer.RequestRecord]>, gate: Gate,
-        chunkSize: Int, chunkDelay: TimeAmount
+        chunkSize: Int, chunkDelay: TimeAmount, cut: (left: Locked<Int>, after: Int) = (Locked(0), 0)
     ) {
+        self.cut = cut
         self.resource = resource
         self.log = log
         self.gate = gate
@@ -217,6 +227,10 @@ private final class RangeHandler: ChannelInboundHandler {
         }
         headers.add(name: "Content-Length", value: "\(body.count)")
         headers.add(name: "Content-Type", value: "application/octet-stream")
+        cutsThisResponse = cut.left.withLock { left in
+            defer { left = max(0, left - 1) }
+            return left > 0
+        }
         context.writeAndFlush(
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         writeBody(context, Data(body), from: 0)
@@ -228,6 +242,10 @@ private final class RangeHandler: ChannelInboundHandler {
     }
 
     private func writeChunk(_ context: ChannelHandlerContext, _ body: Data, from offset: Int) {
+        if cutsThisResponse, offset >= cut.after {
+            context.close(promise: nil)
+            return
+        }
         guard offset < body.count else {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return

@@ -36,7 +36,7 @@ extension TaskExchange {
             Authentication.authorization(
                 for: challenge, credential: credential, method: request.httpMethod ?? "GET", url: url),
             forHTTPHeaderField: "Authorization")
-        await Self.discard(response.body)
+        await discard(response.body)
         return true
     }
 }

@@ -35,7 +35,7 @@ extension TaskExchange {
     /// Delivers the stored response a `304` confirmed, and returns `true`.
     func finishRevalidation(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         guard case .revalidate(let cached, _) = cachePlan, head.statusCode == 304 else { return false }
-        await Self.discard(response.body)
+        await discard(response.body)
         deliverCached(cached)
         return true
     }

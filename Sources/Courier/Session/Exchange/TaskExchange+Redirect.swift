@@ -36,7 +36,7 @@ extension TaskExchange {
         } else if next.httpBody != redirect.request.httpBody {
             body = next.httpBody.map { .data($0) }  // the hook replaced the body
         }
-        await Self.discard(response.body)
+        await discard(response.body)
         delegate.state.withLock { $0.redirectCount += 1 }
         core.events.send(.redirected(task, response: http, request: next))
         request = next

@@ -23,7 +23,7 @@ extension TaskExchange {
             try await delegate.restartDownloadFile()
             request.setValue(nil, forHTTPHeaderField: "Range")
             request.setValue(nil, forHTTPHeaderField: "If-Range")
-            await Self.discard(response.body)
+            await discard(response.body)
             return true
         }
     }

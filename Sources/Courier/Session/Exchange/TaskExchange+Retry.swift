@@ -45,6 +45,38 @@ extension TaskExchange {
         return true
     }
 
+    /// Asks the retrier about a download whose body failed part-way (`head` had arrived); when it says retry, sends
+    /// `original` again, asking for the rest of the body when the response allows that (`Range` from the file's
+    /// length, `If-Range` with the response's strong validator; see ``retryIfResumeFails(_:head:)`` for the answer),
+    /// else for the whole body with the file emptied. Returns `true` when the request is to be sent again.
+    mutating func retryRestOfDownload(after error: any Error, head: ResponseHead, original: TaskRequest) async throws
+        -> Bool
+    {
+        guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate),
+            let (file, written) = delegate.state.withLock({ state in
+                state.downloadFile == nil ? nil : state.downloadURL.map { ($0, state.downloadFileLength) }
+            })
+        else { return false }
+        let failure = core.courierError(error, task: task, delegate: delegate)
+        if case .cancelled = failure { return false }
+        guard try await retry(dueTo: failure, response: head.response) else { return false }
+        source = original
+        // A decoded body's bytes are not the ranges of the encoded representation the server counts.
+        let encoding = head.response?.value(forHTTPHeaderField: "Content-Encoding")?.lowercased() ?? "identity"
+        let resume =
+            encoding == "identity"
+            ? DownloadResumeData.make(request: request, response: head.response, file: file, bytesOnDisk: written)
+            : nil
+        if written > 0, let validator = resume?.validator {
+            delegate.state.withLock { $0.resumeOffset = written }
+            request.setValue("bytes=\(written)-", forHTTPHeaderField: "Range")
+            request.setValue(validator, forHTTPHeaderField: "If-Range")
+        } else {
+            try await delegate.restartDownloadFile()
+        }
+        return true
+    }
+
     /// Whether a response with `status` failed, for the retriers: a client or server error (400 and up), or a
     /// status the task's serializer will not accept. A serializer that accepts every status (as `courier`'s does)
     /// still has its 4xx and 5xx retried by a policy that lists them.
@@ -67,7 +99,7 @@ extension TaskExchange {
         case .retry: delay = .zero
         case .retryWithDelay(let wait): delay = max(.zero, wait)
         }
-        if let body { await Self.discard(body) }
+        if let body { await discard(body) }
         task.mutable.withLock { $0.retryCount += 1 }
         core.events.send(.retrying(task, error: failure, delay: delay))
         try await pause(for: delay)

@@ -93,7 +93,12 @@ struct TaskExchange {
                 source = unadapted
                 continue
             }
-            try await receive(response, head: head)
+            do {
+                try await receive(response, head: head)
+            } catch {
+                guard try await retryRestOfDownload(after: error, head: head, original: unadapted) else { throw error }
+                continue
+            }
             return
         }
     }
@@ -156,10 +161,12 @@ struct TaskExchange {
     }
 
     /// Reads and drops a body that is not delivered (a followed redirect, an answered challenge), so the connection
-    /// can be reused; stops after 1 MiB and lets the transport close the connection instead.
-    static func discard(_ body: DataChunks) async {
+    /// can be reused; stops after 1 MiB and lets the transport close the connection instead. The response's
+    /// transaction ends here, with the bytes read.
+    func discard(_ body: DataChunks) async {
         var iterator = body.makeAsyncIterator()
-        var remaining = 1 << 20
-        while remaining > 0, let chunk = try? await iterator.next() { remaining -= chunk.count }
+        var received: Int64 = 0
+        while received < 1 << 20, let chunk = try? await iterator.next() { received += Int64(chunk.count) }
+        delegate.endTransaction(received: received)
     }
 }

@@ -110,12 +110,16 @@ public struct RetryPolicy: RequestInterceptor {
     ) -> Duration? {
         guard attempt < retryLimit, retryableHTTPMethods.contains((request.httpMethod ?? "GET").uppercased())
         else { return nil }
-        if let response {
-            guard retryableHTTPStatusCodes.contains(response.statusCode) else { return nil }
+        // As Alamofire's: a retryable status, or a retryable error (also one after the head, e.g. a connection lost
+        // while a download's body arrived).
+        let statusIsRetryable = response.map { retryableHTTPStatusCodes.contains($0.statusCode) } ?? false
+        let errorIsRetryable: Bool
+        if case .unacceptableStatusCode = error {
+            errorIsRetryable = false
         } else {
-            if case .unacceptableStatusCode = error { return nil }
-            guard retryableErrorCodes.contains(error.errorCode) else { return nil }
+            errorIsRetryable = retryableErrorCodes.contains(error.errorCode)
         }
+        guard statusIsRetryable || errorIsRetryable else { return nil }
         let exponent = min(attempt, 62)
         var seconds = exponentialBackoffScale * pow(Double(exponentialBackoffBase), Double(exponent))
         if let response, let retryAfter = Self.retryAfter(response, now: now) {
