@@ -39,7 +39,8 @@ public final class DataStreamTask: DataTask, @unchecked Sendable {
         return ResponseChunks(handoff: handoff, lifetime: lifetime)
     }
 
-    /// The body as UTF-8 lines (without their `\n` or `\r\n`), for line-delimited JSON or server-sent events.
+    /// The body as UTF-8 lines (without their CRLF, LF or CR; see ``ResponseLines``), for line-delimited JSON. For
+    /// server-sent events, use ``SessionManager/eventStream(_:configuration:)``.
     public var lines: ResponseLines { ResponseLines(chunks: chunks) }
 }
 
@@ -88,8 +89,8 @@ public struct ResponseChunks: AsyncSequence, Sendable {
     }
 }
 
-/// A streamed body split into lines at `\n` (a preceding `\r` is dropped); the last line is delivered even without
-/// a final newline. Invalid UTF-8 is replaced with U+FFFD.
+/// A streamed body split into lines at CRLF, LF or CR (also when a CR and its LF arrive in different chunks); the
+/// last line is delivered even without a terminator, once the body has ended. Invalid UTF-8 is replaced with U+FFFD.
 public struct ResponseLines: AsyncSequence, Sendable {
     /// A line, without its terminator.
     public typealias Element = String
@@ -104,25 +105,20 @@ public struct ResponseLines: AsyncSequence, Sendable {
     /// Iterates the lines.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var chunks: ResponseChunks.AsyncIterator
-        var pending = Data()
+        var splitter = LineSplitter()
         var ended = false
+
+        init(chunks: ResponseChunks.AsyncIterator) {
+            self.chunks = chunks
+        }
 
         /// The next line, or `nil` after the last one.
         public mutating func next() async throws -> String? {
             while true {
-                if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    var line = pending[pending.startIndex..<newline]
-                    if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-                    pending = Data(pending[(newline + 1)...])
-                    return String(decoding: line, as: UTF8.self)
-                }
-                if ended {
-                    guard !pending.isEmpty else { return nil }
-                    defer { pending = Data() }
-                    return String(decoding: pending, as: UTF8.self)
-                }
+                if let line = splitter.nextLine() { return String(decoding: line, as: UTF8.self) }
+                if ended { return splitter.remainder().map { String(decoding: $0, as: UTF8.self) } }
                 if let chunk = try await chunks.next() {
-                    pending.append(chunk)
+                    splitter.append(chunk)
                 } else {
                     ended = true
                 }

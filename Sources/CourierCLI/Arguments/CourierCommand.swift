@@ -7,17 +7,19 @@ struct CourierCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "courier",
         abstract: "An HTTP client for the command line, built on the Courier library.",
-        usage: "courier [METHOD] URL [ITEM ...] [OPTIONS]    or    courier demo    or    courier reachability",
+        usage:
+            "courier [METHOD] URL [ITEM ...] [OPTIONS]    or    courier sse URL    or    courier demo    or    courier reachability",
         discussion: """
             Examples:
               courier :8080/get q==search X-Token:abc    GET, a query parameter, a header
               courier example.org/post name=bang n:=1    POST {"n":1,"name":"bang"} as JSON
               courier -d example.org/file.iso            download with a progress bar
+              courier sse :8080/events --json            server-sent events, one JSON object per line
               courier demo                               a tour of the library on 127.0.0.1
               courier reachability --watch               the network's reachability, and each change
             Every request option: courier request --help
             """,
         version: DefaultHeaders.courierVersion,
-        subcommands: [RequestCommand.self, DemoCommand.self, ReachabilityCommand.self],
+        subcommands: [RequestCommand.self, EventStreamCommand.self, DemoCommand.self, ReachabilityCommand.self],
         defaultSubcommand: RequestCommand.self)
 }

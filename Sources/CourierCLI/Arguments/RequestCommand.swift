@@ -75,18 +75,7 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "Exit with 3, 4 or 5 for an unfollowed 3xx, a 4xx or a 5xx response.")
     var checkStatus = false
 
-    @Option(help: "Pin a public key: base64 SHA-256 of its SubjectPublicKeyInfo (repeatable).")
-    var pinPublicKey: [String] = []
-    @Option(help: "Pin a certificate file, PEM or DER (repeatable).")
-    var pinCert: [String] = []
-    @Option(help: "Trust the CA certificates in this file.")
-    var cacert: String?
-    @Option(help: "Client certificate chain (PEM).")
-    var cert: String?
-    @Option(help: "Private key of the client certificate (PEM).")
-    var key: String?
-    @Flag(help: "Accept any server certificate and host name.")
-    var insecure = false
+    @OptionGroup var tlsFlags: TLSFlags
 
     @Flag(help: .hidden)
     var forceProgress = false
@@ -123,14 +112,7 @@ struct RequestCommand: AsyncParsableCommand {
         if resume, !isDownload {
             throw CommandFailure(.failure, "--continue resumes a download: add --download or --output FILE")
         }
-        var tls = TLSOptions()
-        tls.pinnedPublicKeyHashes = pinPublicKey
-        tls.pinnedCertificateFiles = pinCert
-        tls.caCertificateFile = cacert
-        tls.clientCertificateFile = cert
-        tls.clientKeyFile = key
-        tls.insecure = insecure
-        try tls.validate()
+        let tls = try tlsFlags.options()
         let plan = try RequestPlan(arguments: arguments, requestedMode: modes.first)
         // --auth wins over credentials in the URL, as in curl and HTTPie.
         let credentials =
