@@ -13,7 +13,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources",
 LAYERS = [["Errors"], ["Support"], ["HTTP/Body"], ["HTTP"], ["Values"], ["Images"], ["Parameters"], ["Security"],
           ["Serialization/Request"], ["Serialization/Response"], ["Reachability"],
           ["Transport", "Transport/NIO", "Transport/URLSession"],
-          ["Session", "Session/Events", "Session/Exchange", "Session/Interceptors", "Session/Observability"], ["Operations"], ["Activity"], ["Images/Downloading"], ["ServerSentEvents"]]
+          ["Session", "Session/Events", "Session/Exchange", "Session/Interceptors", "Session/Observability"], ["Operations"], ["Activity"], ["Images/Downloading"], ["ServerSentEvents"], ["WebSockets"]]
 LAYER = {name: index for index, names in enumerate(LAYERS) for name in names}
 WORD = re.compile(r"(?<![.\w])[A-Z]\w*")
 DECL = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|internal|private|fileprivate|final|open|indirect)\s+)*"

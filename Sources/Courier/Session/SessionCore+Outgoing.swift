@@ -64,7 +64,7 @@ extension SessionCore {
 
     /// The header fields a request goes out with: its own (`fields`, sorted by name), the configuration's additional
     /// ones it lacks and the cookies stored for `url`; never a framing field.
-    private func transportHeaders(_ fields: HTTPHeaders, url: URL, handlesCookies: Bool) -> HTTPHeaders {
+    func transportHeaders(_ fields: HTTPHeaders, url: URL, handlesCookies: Bool) -> HTTPHeaders {
         var headers = fields
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
@@ -81,7 +81,12 @@ extension SessionCore {
 
     /// Stores the response's cookies, when the configuration and the request handle cookies.
     func storeCookies(from response: TransportResponse, handlesCookies: Bool, url: URL) {
-        let values = response.headers.values(for: "Set-Cookie")
+        storeCookies(from: response.headers, handlesCookies: handlesCookies, url: url)
+    }
+
+    /// Stores the cookies `headers` set for `url`, when the configuration and the request let the session.
+    func storeCookies(from headers: HTTPHeaders, handlesCookies: Bool, url: URL) {
+        let values = headers.values(for: "Set-Cookie")
         guard !values.isEmpty, configuration.httpShouldSetCookies, handlesCookies,
             let storage = configuration.httpCookieStorage
         else { return }

@@ -46,6 +46,11 @@ public protocol Transport: Sendable {
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse?
 
+    /// Opens a WebSocket connection for an upgrade request (see ``WebSocketConnection``); the default fails with
+    /// ``CourierError/unsupportedURL(_:reason:context:)``.
+    func openWebSocket(_ request: TransportRequest, configuration: WebSocketConfiguration) async throws
+        -> any WebSocketConnection
+
     /// Releases the transport's connections. Requests sent afterwards fail.
     func shutdown() async
 }

@@ -1,0 +1,224 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// Makes one WebSocket connection for ``NIOTransport``: TCP, then TLS with the request's ``SecurityPolicy`` evaluated
+/// inside the handshake, then the HTTP/1.1 upgrade.
+///
+/// The upgrade request is written before the handshake ends, but NIOSSL holds every write until the handshake has
+/// succeeded: a chain the policy refuses fails the connection with -1202 and the server never sees the request.
+struct NIOWebSocketConnector {
+    let request: TransportRequest
+    let configuration: WebSocketConfiguration
+    let group: any EventLoopGroup
+
+    private struct Target {
+        var host: String
+        var port: Int
+        var secure: Bool
+        var requestTarget: String
+        var hostField: String
+    }
+
+    func connect() async throws -> NIOWebSocketConnection {
+        let target = try Self.target(of: request.url)
+        let loop = group.next()
+        let opened = loop.makePromise(of: NIOWebSocketConnection.self)
+        let evaluation = Locked<TrustEvaluation?>(nil)
+        let tlsContext = try target.secure ? makeTLSContext() : nil
+        let policy = request.securityPolicy
+        let maximumMessageSize = max(1, min(configuration.maximumMessageSize, Int(UInt32.max)))
+        let upgrader = NIOWebSocketClientUpgrader(
+            maxFrameSize: maximumMessageSize, automaticErrorHandling: false,
+            upgradePipelineHandler: { channel, response in
+                // The refusal handler sits before the frame decoder NIO has just added: frames must not reach it.
+                channel.pipeline.removeHandler(name: NIOWebSocketUpgradeRefusal.name).flatMapThrowing {
+                    let connection = NIOWebSocketConnection(
+                        channel: channel, upgradeResponse: ResponseHead(response, url: request.url))
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOWebSocketHandler(connection: connection, maximumMessageSize: maximumMessageSize))
+                    opened.succeed(connection)
+                }
+            })
+        let timeout = TimeAmount.nanoseconds(
+            Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
+                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tlsContext {
+                        let sni = TrustEvaluator.ipAddressBytes(target.host) == nil ? target.host : nil
+                        let handler: NIOSSLClientHandler
+                        if policy.isDefault {
+                            handler = try NIOSSLClientHandler(context: tlsContext, serverHostname: sni)
+                        } else {
+                            handler = try NIOSSLClientHandler(
+                                context: tlsContext, serverHostname: sni,
+                                customVerificationCallback: { certificates, promise in
+                                    let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
+                                    // Evaluation may read the system's roots: never on the event loop.
+                                    NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) {
+                                        policy.evaluation(
+                                            of: ServerTrust(certificateChain: chain), forDomain: target.host)
+                                    }.whenComplete { result in
+                                        let trusted = (try? result.get()).map { found in
+                                            evaluation.withLock { $0 = found }
+                                            return found.isTrusted
+                                        }
+                                        promise.succeed(trusted == true ? .certificateVerified : .failed)
+                                    }
+                                })
+                        }
+                        try pipeline.addHandler(handler)
+                    }
+                    try pipeline.addHTTPClientHandlers(
+                        leftOverBytesStrategy: .forwardBytes,
+                        withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+                    try pipeline.addHandler(
+                        NIOWebSocketUpgradeRefusal(promise: opened, url: request.url),
+                        name: NIOWebSocketUpgradeRefusal.name)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: target.host, port: target.port).get()
+        } catch {
+            opened.fail(error)
+            throw NIOTransport.courierError(error, url: request.url)
+        }
+        let deadline = loop.scheduleTask(in: timeout) {
+            opened.fail(CourierError.timedOut(context: CourierError.Context()))
+            channel.close(promise: nil)
+        }
+        channel.closeFuture.whenComplete { _ in opened.fail(ChannelError.eof) }
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in request.headers {
+            guard
+                !["host", "content-length", "transfer-encoding", "connection", "upgrade"].contains(
+                    field.name.lowercased())
+            else { continue }
+            headers.add(name: field.name, value: field.value)
+        }
+        headers.replaceOrAdd(name: "Host", value: target.hostField)
+        if !configuration.protocols.isEmpty {
+            headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: configuration.protocols.joined(separator: ", "))
+        }
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.requestTarget, headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        do {
+            let connection = try await opened.futureResult.get()
+            deadline.cancel()
+            return connection
+        } catch {
+            deadline.cancel()
+            channel.close(promise: nil)
+            if let found = evaluation.withLock({ $0 }), !found.isTrusted {
+                throw CourierError.serverTrustEvaluationFailed(host: target.host, reason: found.reason)
+            }
+            if let courier = error as? CourierError { throw courier }
+            throw NIOTransport.courierError(error, url: request.url)
+        }
+    }
+
+    private func makeTLSContext() throws -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        do {
+            if let identity = try request.securityPolicy.clientCertificate?.makeNIOSSLIdentity() {
+                tls.certificateChain = identity.chain.map { .certificate($0) }
+                tls.privateKey = .privateKey(identity.key)
+            }
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw CourierError.requestFailed(underlyingError: error, context: CourierError.Context())
+        }
+    }
+
+    /// Where to connect and what the request line says, from a `ws`, `wss`, `http` or `https` URL.
+    private static func target(of url: URL) throws -> Target {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { throw CourierError.invalidURL(url.absoluteString) }
+        let secure: Bool
+        switch scheme {
+        case "ws", "http": secure = false
+        case "wss", "https": secure = true
+        default:
+            throw CourierError.unsupportedURL(
+                url, reason: "a WebSocket URL is ws, wss, http or https", context: CourierError.Context())
+        }
+        let port = url.port ?? (secure ? 443 : 80)
+        guard (1...65535).contains(port) else { throw CourierError.invalidURL(url.absoluteString) }
+        var requestTarget = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { requestTarget += "?" + query }
+        guard !requestTarget.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw CourierError.invalidURL(url.absoluteString)
+        }
+        let bareHost = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let hostField =
+            (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host)
+            + (url.port.map { ":\($0)" } ?? "")
+        return Target(host: bareHost, port: port, secure: secure, requestTarget: requestTarget, hostField: hostField)
+    }
+}
+
+/// After the HTTP handlers: a response that reaches it is one the upgrade did not take (a status other than 101),
+/// and an upgrade error (a bad `Sec-WebSocket-Accept`) ends here too; either fails the connection attempt.
+private final class NIOWebSocketUpgradeRefusal: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    static let name = "courier-websocket-upgrade-refusal"
+
+    private let promise: EventLoopPromise<NIOWebSocketConnection>
+    private let url: URL
+
+    init(promise: EventLoopPromise<NIOWebSocketConnection>, url: URL) {
+        self.promise = promise
+        self.url = url
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let response = ResponseHead(head, url: url).response
+        promise.fail(
+            CourierError.unacceptableStatusCode(
+                Int(head.status.code), context: CourierError.Context(response: response), underlyingError: nil))
+        context.close(promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(
+            CourierError.badServerResponse(
+                reason: "the WebSocket upgrade failed", underlyingError: error, context: CourierError.Context()))
+        context.close(promise: nil)
+    }
+}
+
+extension ResponseHead {
+    /// The head of a NIO response for `url`.
+    init(_ head: HTTPResponseHead, url: URL) {
+        var fields = HTTPHeaders()
+        for (name, value) in head.headers { fields.add(name: name, value: value) }
+        self.init(
+            statusCode: Int(head.status.code), headers: fields, url: url,
+            httpVersion: "HTTP/\(head.version.major).\(head.version.minor)")
+    }
+}
+
+extension NIOTransport {
+    /// Opens a WebSocket connection on its own channel (not from the pool), with `request`'s security policy
+    /// evaluated inside the TLS handshake, before the upgrade request is sent; see ``Transport/openWebSocket(_:configuration:)``.
+    public func openWebSocket(
+        _ request: TransportRequest, configuration: WebSocketConfiguration
+    ) async throws -> any WebSocketConnection {
+        try await NIOWebSocketConnector(
+            request: request, configuration: configuration, group: HTTPClient.defaultEventLoopGroup
+        ).connect()
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A WebSocket connection made through a session (`URLSessionWebSocketTask`'s API, on Linux too): whole messages in
+/// and out, pings, the close handshake.
+///
+/// ```swift
+/// let socket = manager.webSocketTask(with: URLRequest(url: URL(string: "wss://example.org/chat")!))
+/// try await socket.send(.string("hello"))
+/// for try await message in socket.messages { print(message) }
+/// ```
+///
+/// The connection opens on ``resume()`` or the first call that needs it. The upgrade request goes out as the
+/// session sends its requests (``SessionManager/transportRequest(for:)``): its header fields and cookies, and over
+/// `wss` its security policy, evaluated inside the TLS handshake before the upgrade request is written (a refused
+/// chain is -1202 and the server sees nothing). Cookies the `101` sets are stored.
+///
+/// Messages larger than ``maximumMessageSize`` close the connection with 1009 and fail with
+/// ``WebSocketClosedError``; a text message that is not UTF-8 closes it with 1007. After the close every call fails
+/// with the ``WebSocketClosedError`` that has the close code and reason (``closeCode``, ``closeReason``).
+///
+/// Only transports that make WebSocket connections can (``NIOTransport``); on another, the first call fails with
+/// ``CourierError/unsupportedURL(_:reason:context:)``.
+public final class WebSocketTask: Sendable {
+    private enum Connection {
+        case idle
+        case opening(Task<any WebSocketConnection, any Error>)
+        case open(any WebSocketConnection)
+        case failed(any Error)
+    }
+
+    /// The request the connection is made for.
+    public let originalRequest: URLRequest
+    private let manager: SessionManager
+    private let configuration: WebSocketConfiguration
+    private let pingInterval: Duration?
+    private let state = Locked(Connection.idle)
+    private let pinger = Locked<Task<Void, Never>?>(nil)
+
+    init(request: URLRequest, manager: SessionManager, configuration: WebSocketConfiguration, pingInterval: Duration?) {
+        originalRequest = request
+        self.manager = manager
+        self.configuration = configuration
+        self.pingInterval = pingInterval
+    }
+
+    deinit {
+        pinger.withLock { $0?.cancel() }
+        switch state.withLock({ $0 }) {
+        case .opening(let task): Task { await (try? task.value)?.close(code: .goingAway, reason: "") }
+        case .open(let connection): Task { await connection.close(code: .goingAway, reason: "") }
+        case .idle, .failed: break
+        }
+    }
+
+    /// The largest message accepted, in bytes.
+    public var maximumMessageSize: Int { configuration.maximumMessageSize }
+
+    /// Starts connecting, if it has not yet.
+    public func resume() {
+        opening()
+    }
+
+    /// Sends a message.
+    ///
+    /// - Throws: ``CourierError`` when the connection cannot be made; ``WebSocketClosedError`` once it has closed.
+    public func send(_ message: WebSocketMessage) async throws {
+        try await connection().send(message)
+    }
+
+    /// The next message.
+    ///
+    /// - Throws: ``CourierError`` when the connection cannot be made; ``WebSocketClosedError`` once it has closed
+    ///   (also after a normal close: see ``messages`` for a sequence that ends there).
+    public func receive() async throws -> WebSocketMessage {
+        try await connection().receive()
+    }
+
+    /// Sends a ping and returns when the pong arrives.
+    public func sendPing() async throws {
+        try await connection().sendPing()
+    }
+
+    /// Closes the connection with `closeCode` and `reason` and waits for the close handshake (at most 5 s). A task
+    /// that never connected just stops.
+    public func cancel(with closeCode: WebSocketCloseCode = .normalClosure, reason: String = "") async {
+        pinger.withLock { $0?.cancel() }
+        let current = state.withLock { current -> Connection in
+            if case .idle = current {
+                current = .failed(WebSocketClosedError(code: closeCode, reason: reason))
+            }
+            return current
+        }
+        switch current {
+        case .opening(let task): await (try? await task.value)?.close(code: closeCode, reason: reason)
+        case .open(let connection): await connection.close(code: closeCode, reason: reason)
+        case .idle, .failed: break
+        }
+    }
+
+    /// The subprotocol the server chose, once connected.
+    public var negotiatedProtocol: String? { opened?.negotiatedProtocol }
+    /// The close code, once the connection has closed.
+    public var closeCode: WebSocketCloseCode? { opened?.closeCode }
+    /// The close reason, once the connection has closed.
+    public var closeReason: String? { opened?.closeReason }
+
+    /// The messages as they arrive; the sequence ends after a normal close (1000) and throws the
+    /// ``WebSocketClosedError`` of any other.
+    public var messages: WebSocketMessages { WebSocketMessages(task: self) }
+
+    /// The connection, if it has opened.
+    private var opened: (any WebSocketConnection)? {
+        guard case .open(let connection) = state.withLock({ $0 }) else { return nil }
+        return connection
+    }
+
+    /// Starts opening the connection unless it has; the state as it then is.
+    @discardableResult
+    private func opening() -> Connection {
+        state.withLock { current -> Connection in
+            if case .idle = current {
+                // Strong on purpose: the task ends once the connection is open or has failed.
+                current = .opening(Task { try await self.open() })
+            }
+            return current
+        }
+    }
+
+    private func connection() async throws -> any WebSocketConnection {
+        switch opening() {
+        case .open(let connection): return connection
+        case .opening(let task): return try await task.value
+        case .failed(let error): throw error
+        case .idle: throw CourierError.cancelled(context: CourierError.Context(request: originalRequest))
+        }
+    }
+
+    private func open() async throws -> any WebSocketConnection {
+        do {
+            let request = try manager.transportRequest(for: originalRequest)
+            let connection = try await manager.transport.openWebSocket(request, configuration: configuration)
+            manager.storeCookies(from: connection.upgradeResponse, for: originalRequest)
+            state.withLock { $0 = .open(connection) }
+            if let pingInterval { startPinging(connection, every: pingInterval) }
+            return connection
+        } catch {
+            let failure = (error as? CourierError)?.withContext { $0.request = originalRequest } ?? error
+            state.withLock { $0 = .failed(failure) }
+            throw failure
+        }
+    }
+
+    private func startPinging(_ connection: any WebSocketConnection, every interval: Duration) {
+        let task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled || connection.closeCode != nil { return }
+                try? await connection.sendPing()
+            }
+        }
+        pinger.withLock { $0 = task }
+    }
+}
