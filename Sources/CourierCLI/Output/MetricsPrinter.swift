@@ -11,9 +11,20 @@ import Foundation
 /// The URL is what a server may have sent (a redirect's `Location`), so it is escaped for the terminal.
 final class MetricsPrinter: EventMonitor {
     private let console: Console
+    /// Tasks whose metrics have been printed.
+    private let printed = LockedValue(0)
 
     init(console: Console) {
         self.console = console
+    }
+
+    /// Waits (at most `limit`) until a task's metrics have been printed: monitors hear of a completion after the
+    /// body has been handed out, and the command must not exit before.
+    func waitUntilPrinted(limit: Duration = .seconds(2)) async {
+        let deadline = ContinuousClock.now + limit
+        while printed.withLock({ $0 }) == 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     func task(_ task: SessionTask, didCompleteWith metrics: TaskMetrics, error: (any Error)?) {
@@ -25,6 +36,7 @@ final class MetricsPrinter: EventMonitor {
         text += "courier: \(exchanges) exchange\(exchanges == 1 ? "" : "s") in "
         text += Self.milliseconds(metrics.taskInterval.duration) + "\n"
         console.err(text)
+        printed.withLock { $0 += 1 }
     }
 
     /// One transaction's line.

@@ -23,8 +23,25 @@ struct RequestRunner {
         // Only a plain request waits silently for its head; uploads and downloads draw a progress bar instead.
         let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
         defer { spinner?.stop() }
-        let manager = try makeManager(monitors: spinner.map { [$0.monitor] } ?? [])
+        let metrics = options.showsMetrics ? MetricsPrinter(console: console) : nil
+        let manager = try makeManager(monitors: (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? []))
         defer { manager.invalidate(cancelingTasks: true) }
+        let status: ExitStatus
+        do {
+            status = try await transfer(prepared, manager: manager, spinner: spinner)
+        } catch {
+            await metrics?.waitUntilPrinted()
+            throw error
+        }
+        await metrics?.waitUntilPrinted()
+        try await console.flush()
+        return status
+    }
+
+    /// Sends the request over `manager` and prints the exchange.
+    private func transfer(
+        _ prepared: PreparedRequest, manager: SessionManager, spinner: WaitingSpinner?
+    ) async throws -> ExitStatus {
         try await printRequest(prepared, toStdout: false)
         let request = prepared.urlRequest
         let limits = TransferLimits(
@@ -90,7 +107,6 @@ struct RequestRunner {
             configuration.interceptor = RetryPolicy(retryLimit: options.retries)
             configuration.eventMonitors.append(RetryAnnouncer(console: console, limit: options.retries))
         }
-        if options.showsMetrics { configuration.eventMonitors.append(MetricsPrinter(console: console)) }
         if let timeout = options.timeout { configuration.timeoutIntervalForRequest = timeout }
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
