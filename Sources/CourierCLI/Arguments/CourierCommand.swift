@@ -8,18 +8,22 @@ struct CourierCommand: AsyncParsableCommand {
         commandName: "courier",
         abstract: "An HTTP client for the command line, built on the Courier library.",
         usage:
-            "courier [METHOD] URL [ITEM ...] [OPTIONS]    or    courier sse URL    or    courier demo    or    courier reachability",
+            "courier [METHOD] URL [ITEM ...] [OPTIONS]    or    courier sse URL    or    courier ws URL    or    courier demo    or    courier reachability",
         discussion: """
             Examples:
               courier :8080/get q==search X-Token:abc    GET, a query parameter, a header
               courier example.org/post name=bang n:=1    POST {"n":1,"name":"bang"} as JSON
               courier -d example.org/file.iso            download with a progress bar
               courier sse :8080/events --json            server-sent events, one JSON object per line
+              courier ws wss://example.org/chat          a WebSocket: stdin lines out, messages printed
               courier demo                               a tour of the library on 127.0.0.1
               courier reachability --watch               the network's reachability, and each change
             Every request option: courier request --help
             """,
         version: DefaultHeaders.courierVersion,
-        subcommands: [RequestCommand.self, EventStreamCommand.self, DemoCommand.self, ReachabilityCommand.self],
+        subcommands: [
+            RequestCommand.self, EventStreamCommand.self, WebSocketCommand.self, DemoCommand.self,
+            ReachabilityCommand.self,
+        ],
         defaultSubcommand: RequestCommand.self)
 }

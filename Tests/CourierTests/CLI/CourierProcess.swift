@@ -59,10 +59,11 @@ struct CourierProcess {
     ///
     /// - Parameters:
     ///   - stdout: where standard output goes instead of a pipe the test reads (a closed pipe, `/dev/full`).
+    ///   - stdin: what the process reads as standard input (default: nothing).
     ///   - watchMemory: read the process's peak resident set size (`VmHWM`) while it runs.
     static func run(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: TimeInterval = 60,
-        stdout: FileHandle? = nil, watchMemory: Bool = false
+        stdout: FileHandle? = nil, stdin: FileHandle? = nil, watchMemory: Bool = false
     ) async throws -> Result {
         let process = Process()
         process.executableURL = try executable()
@@ -80,7 +81,7 @@ struct CourierProcess {
         let err = try ExecPipe()
         process.standardOutput = stdout ?? out.write
         process.standardError = err.write
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = stdin ?? FileHandle.nullDevice
 
         // Pipes are drained on their own threads so a chatty process never blocks on a full pipe, and the wait is
         // a continuation so no thread of the test pool is blocked.

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `courier ws URL`: a WebSocket session on the terminal. Lines of standard input go out as text messages; each
+/// message that arrives is printed on a line of its own.
+struct WebSocketCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ws",
+        abstract: "Send lines of standard input over a WebSocket and print the messages that arrive.",
+        discussion: """
+            Each line of standard input is sent as a text message; each message received is printed on its own line
+            (text with control characters escaped, binary as base64, or hex with --hex). When standard input ends, a
+            normal close (1000) is sent and what still arrives is printed until the server closes; the exit status is
+            then 0. Any other close prints its code and reason on standard error and exits 1.
+            """)
+
+    @Argument(help: "A ws://, wss://, http:// or https:// URL (ws:// is assumed without a scheme).")
+    var url: String
+
+    @Option(
+        name: [.customShort("H"), .long], help: "A header field for the upgrade request, \"Name: value\" (repeatable).")
+    var header: [String] = []
+
+    @Option(name: .customLong("protocol"), help: "A subprotocol to offer (repeatable).")
+    var protocols: [String] = []
+
+    @Flag(help: "Print binary messages in hex instead of base64.")
+    var hex = false
+
+    @Option(help: "The largest message accepted, in bytes (default 1 MiB).")
+    var maxMessageSize: Int = 1 << 20
+
+    @OptionGroup var tlsFlags: TLSFlags
+
+    func validate() throws {
+        guard (1...(1 << 30)).contains(maxMessageSize) else {
+            throw ValidationError("--max-message-size must be between 1 and 1073741824")
+        }
+    }
+
+    func run() async throws {
+        let console = Console.standard(environment: ProcessInfo.processInfo.environment, forceProgress: false)
+        let request = try makeRequest()
+        let manager = SessionManager(configuration: .ephemeral)
+        defer { manager.invalidate(cancelingTasks: true) }
+        try tlsFlags.options().apply(to: manager)
+        let socket = manager.webSocketTask(with: request, protocols: protocols, maximumMessageSize: maxMessageSize)
+        let sender = Task {
+            while let line = try await BlockingIO.run({ readLine(strippingNewline: true) }) {
+                try await socket.send(.string(line))
+            }
+            await socket.cancel(with: .normalClosure)
+        }
+        defer { sender.cancel() }
+        do {
+            for try await message in socket.messages {
+                console.out(line(for: message))
+                try await console.flush()
+            }
+        } catch let closed as WebSocketClosedError {
+            try? await console.flush()
+            let reason =
+                closed.reason.isEmpty ? "" : ": " + TerminalText.escape(closed.reason, keepingLineBreaks: false)
+            throw CommandFailure(.failure, "the WebSocket closed with \(closed.code.rawValue)\(reason)")
+        } catch {
+            try? await console.flush()
+            throw CommandFailure(
+                error: error, request: request, limits: TransferLimits(timeout: nil, maxTime: nil, maximumRedirects: 0))
+        }
+    }
+
+    /// The upgrade request: the URL (ws:// added when there is no scheme) and the header fields.
+    private func makeRequest() throws -> URLRequest {
+        let text = url.contains("://") ? url : "ws://" + url
+        guard let target = URL(string: text), let scheme = target.scheme?.lowercased(),
+            ["ws", "wss", "http", "https"].contains(scheme), target.host?.isEmpty == false
+        else {
+            throw CommandFailure(
+                .failure, "“\(TerminalText.escape(url, keepingLineBreaks: false))” is not a ws, wss, http or https URL")
+        }
+        var request = URLRequest(url: target)
+        for field in header {
+            guard let colon = field.firstIndex(of: ":") else {
+                throw CommandFailure(
+                    .failure, "-H “\(TerminalText.escape(field, keepingLineBreaks: false))”: not Name: value")
+            }
+            request.addValue(
+                field[field.index(after: colon)...].trimmingCharacters(in: .whitespaces),
+                forHTTPHeaderField: String(field[..<colon]))
+        }
+        return request
+    }
+
+    /// One message as one line.
+    private func line(for message: WebSocketMessage) -> String {
+        switch message {
+        case .string(let text):
+            return TerminalText.escape(text, keepingLineBreaks: false) + "\n"
+        case .data(let data):
+            return (hex ? data.map { String(format: "%02x", $0) }.joined() : data.base64EncodedString()) + "\n"
+        }
+    }
+}
