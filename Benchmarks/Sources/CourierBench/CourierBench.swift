@@ -42,6 +42,10 @@ struct CourierBench {
                 try await Images.main(Array(CommandLine.arguments.dropFirst(2)))
                 return
             }
+            if CommandLine.arguments.dropFirst().first == "websocket" {
+                try await WebSocketBench.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
             if CommandLine.arguments.dropFirst().first == "transfer" {
                 try await Transfers.main(Array(CommandLine.arguments.dropFirst(2)))
                 return

@@ -41,23 +41,8 @@ struct EventStreamCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console.standard(environment: ProcessInfo.processInfo.environment, forceProgress: false)
-        let text = try RequestPlan.expandURL(url)
-        guard let target = URL(string: text), let scheme = target.scheme?.lowercased(),
-            ["http", "https"].contains(scheme)
-        else {
-            throw CommandFailure(
-                .failure, "“\(TerminalText.escape(url, keepingLineBreaks: false))” is not an http or https URL")
-        }
-        var request = URLRequest(url: target)
-        for field in header {
-            guard let colon = field.firstIndex(of: ":") else {
-                throw CommandFailure(
-                    .failure, "-H “\(TerminalText.escape(field, keepingLineBreaks: false))”: not Name: value")
-            }
-            request.addValue(
-                field[field.index(after: colon)...].trimmingCharacters(in: .whitespaces),
-                forHTTPHeaderField: String(field[..<colon]))
-        }
+        let request = try StreamRequest.make(
+            url: try RequestPlan.expandURL(url), original: url, schemes: ["http", "https"], headers: header)
         let manager = SessionManager(configuration: .ephemeral)
         defer { manager.invalidate(cancelingTasks: true) }
         try tlsFlags.options().apply(to: manager)

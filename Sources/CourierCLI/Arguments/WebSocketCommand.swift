@@ -76,24 +76,9 @@ struct WebSocketCommand: AsyncParsableCommand {
 
     /// The upgrade request: the URL (ws:// added when there is no scheme) and the header fields.
     private func makeRequest() throws -> URLRequest {
-        let text = url.contains("://") ? url : "ws://" + url
-        guard let target = URL(string: text), let scheme = target.scheme?.lowercased(),
-            ["ws", "wss", "http", "https"].contains(scheme), target.host?.isEmpty == false
-        else {
-            throw CommandFailure(
-                .failure, "“\(TerminalText.escape(url, keepingLineBreaks: false))” is not a ws, wss, http or https URL")
-        }
-        var request = URLRequest(url: target)
-        for field in header {
-            guard let colon = field.firstIndex(of: ":") else {
-                throw CommandFailure(
-                    .failure, "-H “\(TerminalText.escape(field, keepingLineBreaks: false))”: not Name: value")
-            }
-            request.addValue(
-                field[field.index(after: colon)...].trimmingCharacters(in: .whitespaces),
-                forHTTPHeaderField: String(field[..<colon]))
-        }
-        return request
+        try StreamRequest.make(
+            url: url.contains("://") ? url : "ws://" + url, original: url, schemes: ["ws", "wss", "http", "https"],
+            headers: header)
     }
 
     /// One message as one line.
