@@ -64,6 +64,13 @@ public final class WebSocketTask: Sendable {
         opening()
     }
 
+    /// Opens the connection now, if it is not open yet, and returns once it is.
+    ///
+    /// - Throws: ``CourierError`` when the connection cannot be made (or the task was cancelled first).
+    public func connect() async throws {
+        _ = try await connection()
+    }
+
     /// Sends a message.
     ///
     /// - Throws: ``CourierError`` when the connection cannot be made; ``WebSocketClosedError`` once it has closed.

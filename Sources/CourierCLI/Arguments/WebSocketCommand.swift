@@ -50,6 +50,13 @@ struct WebSocketCommand: AsyncParsableCommand {
         defer { manager.invalidate(cancelingTasks: true) }
         try tlsFlags.options().apply(to: manager)
         let socket = manager.webSocketTask(with: request, protocols: protocols, maximumMessageSize: maxMessageSize)
+        do {
+            // Connected before standard input is read, so that an input that ends at once still reports a failure.
+            try await socket.connect()
+        } catch {
+            throw CommandFailure(
+                error: error, request: request, limits: TransferLimits(timeout: nil, maxTime: nil, maximumRedirects: 0))
+        }
         let sender = Task {
             while let line = try await BlockingIO.run({ readLine(strippingNewline: true) }) {
                 try await socket.send(.string(line))

@@ -100,6 +100,14 @@ final class NIOWebSocketConnection: WebSocketConnection {
             frame = WebSocketFrame(
                 fin: true, opcode: .binary, maskKey: .random(), data: channel.allocator.buffer(bytes: data))
         }
+        // While the channel takes more, a send does not wait for its write: waiting would cost a round trip to the
+        // event loop per message. Once NIO's write buffer passes its high-water mark, each send waits for its write,
+        // so a sender never runs ahead of the socket by more than that. A write that fails closes the channel, and
+        // the next call sees the close.
+        guard !channel.isWritable else {
+            channel.writeAndFlush(frame, promise: nil)
+            return
+        }
         do {
             try await channel.writeAndFlush(frame)
         } catch {
