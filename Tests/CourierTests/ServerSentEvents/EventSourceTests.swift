@@ -19,7 +19,9 @@ struct EventSourceTests {
     func reconnectsWithLastEventID(transport: String) async throws {
         let server = try await EventStreamServer.start { index, _ in
             index == 0
-                ? .events("retry: 300\n\nid: 1\ndata: one\n\nid: 2\ndata: two\n\nid: 3\ndata: three\n\nid: 4\ndata: cut", drop: true)
+                ? .events(
+                    "retry: 300\n\nid: 1\ndata: one\n\nid: 2\ndata: two\n\nid: 3\ndata: three\n\nid: 4\ndata: cut",
+                    drop: true)
                 : .events("id: 4\ndata: four\n\n", drop: false)
         }
         let manager = Self.manager(transport)

@@ -14,30 +14,46 @@ import Testing
     }
 
     static let rows: [Row] = [
-        Row(rule: "a blank line dispatches; event defaults to message", stream: "data: hi\n\n", events: [.init(data: "hi")]),
-        Row(rule: "data lines are joined with LF", stream: "data: a\ndata: b\ndata:\n\n", events: [.init(data: "a\nb\n")]),
-        Row(rule: "one space after the colon is removed, not two", stream: "data:  two\ndata:none\n\n",
+        Row(
+            rule: "a blank line dispatches; event defaults to message", stream: "data: hi\n\n",
+            events: [.init(data: "hi")]),
+        Row(
+            rule: "data lines are joined with LF", stream: "data: a\ndata: b\ndata:\n\n",
+            events: [.init(data: "a\nb\n")]),
+        Row(
+            rule: "one space after the colon is removed, not two", stream: "data:  two\ndata:none\n\n",
             events: [.init(data: " two\nnone")]),
-        Row(rule: "CRLF, LF and CR all end lines", stream: "data: a\r\ndata: b\rdata: c\n\r\n",
+        Row(
+            rule: "CRLF, LF and CR all end lines", stream: "data: a\r\ndata: b\rdata: c\n\r\n",
             events: [.init(data: "a\nb\nc")]),
-        Row(rule: "lines starting with a colon are comments", stream: ": hello\ndata: x\n: bye\n\n", events: [.init(data: "x")]),
-        Row(rule: "event sets the type", stream: "event: update\ndata: 1\n\ndata: 2\n\n",
+        Row(
+            rule: "lines starting with a colon are comments", stream: ": hello\ndata: x\n: bye\n\n",
+            events: [.init(data: "x")]),
+        Row(
+            rule: "event sets the type", stream: "event: update\ndata: 1\n\ndata: 2\n\n",
             events: [.init(event: "update", data: "1"), .init(data: "2")]),
-        Row(rule: "id is kept across events", stream: "id: 7\ndata: a\n\ndata: b\n\n",
+        Row(
+            rule: "id is kept across events", stream: "id: 7\ndata: a\n\ndata: b\n\n",
             events: [.init(id: "7", data: "a"), .init(id: "7", data: "b")]),
-        Row(rule: "an empty id clears it", stream: "id: 7\ndata: a\n\nid\ndata: b\n\n",
+        Row(
+            rule: "an empty id clears it", stream: "id: 7\ndata: a\n\nid\ndata: b\n\n",
             events: [.init(id: "7", data: "a"), .init(id: nil, data: "b")]),
-        Row(rule: "an id with NUL is ignored", stream: "id: 1\ndata: a\n\nid: 2\u{0}x\ndata: b\n\n",
+        Row(
+            rule: "an id with NUL is ignored", stream: "id: 1\ndata: a\n\nid: 2\u{0}x\ndata: b\n\n",
             events: [.init(id: "1", data: "a"), .init(id: "1", data: "b")]),
-        Row(rule: "an event without data is not dispatched but its id counts",
+        Row(
+            rule: "an event without data is not dispatched but its id counts",
             stream: "id: 5\nevent: ping\n\ndata: after\n\n", events: [.init(id: "5", data: "after")]),
-        Row(rule: "retry only when all ASCII digits", stream: "retry: 1500\ndata: a\n\nretry: 2s\ndata: b\n\n",
+        Row(
+            rule: "retry only when all ASCII digits", stream: "retry: 1500\ndata: a\n\nretry: 2s\ndata: b\n\n",
             events: [.init(data: "a", retry: .milliseconds(1500)), .init(data: "b")]),
         Row(rule: "a field without a colon has an empty value", stream: "data\ndata\n\n", events: [.init(data: "\n")]),
         Row(rule: "unknown fields are ignored", stream: "foo: bar\ndata: x\n\n", events: [.init(data: "x")]),
         Row(rule: "a leading BOM is stripped", stream: "\u{FEFF}data: bom\n\n", events: [.init(data: "bom")]),
         Row(rule: "only one leading BOM is stripped", stream: "\u{FEFF}\u{FEFF}data: x\n\n", events: []),
-        Row(rule: "an unterminated last event is dropped", stream: "data: done\n\ndata: cut", events: [.init(data: "done")]),
+        Row(
+            rule: "an unterminated last event is dropped", stream: "data: done\n\ndata: cut",
+            events: [.init(data: "done")]),
         Row(rule: "an event without its blank line is dropped", stream: "data: a\ndata: b\n", events: []),
         Row(rule: "field names are case-sensitive", stream: "Data: x\ndata: y\n\n", events: [.init(data: "y")]),
         Row(rule: "UTF-8 text survives", stream: "data: héllo ✓\n\n", events: [.init(data: "héllo ✓")]),

@@ -146,22 +146,28 @@ struct WebSocketTaskTests {
 
     @Test("wss: the session's policy passes the right root; a wrong pin fails with -1202 before the upgrade")
     func pinning() async throws {
-        try await withSocket(tls: true, configure: { manager in
-            var policy = SecurityPolicy.default
-            policy.additionalTrustedCertificates = [Self.chain.root.der]
-            try manager.setSecurityPolicy(policy)
-        }) { socket, server, _ in
+        try await withSocket(
+            tls: true,
+            configure: { manager in
+                var policy = SecurityPolicy.default
+                policy.additionalTrustedCertificates = [Self.chain.root.der]
+                try manager.setSecurityPolicy(policy)
+            }
+        ) { socket, server, _ in
             try await socket.send(.string("secure"))
             #expect(try await socket.receive() == .string("secure"))
             #expect(server.upgrades.withLock { $0 } == 1)
         }
         let other = try CertificateChain.make(name: "Unrelated")
-        try await withSocket(tls: true, configure: { manager in
-            let pinned = try SecurityPolicy(pinnedPublicKeyHashesBase64: [other.leaf.publicKeyHashBase64])
-            var policy = pinned
-            policy.additionalTrustedCertificates = [Self.chain.root.der]
-            try manager.setSecurityPolicy(policy)
-        }) { socket, server, _ in
+        try await withSocket(
+            tls: true,
+            configure: { manager in
+                let pinned = try SecurityPolicy(pinnedPublicKeyHashesBase64: [other.leaf.publicKeyHashBase64])
+                var policy = pinned
+                policy.additionalTrustedCertificates = [Self.chain.root.der]
+                try manager.setSecurityPolicy(policy)
+            }
+        ) { socket, server, _ in
             let error = await thrownCourierError { try await socket.send(.string("never")) }
             #expect(error?.errorCode == -1202, "\(String(describing: error))")
             #expect(server.upgrades.withLock { $0 } == 0)
