@@ -15,6 +15,12 @@ enum CheckedConversion {
         return Int64(milliseconds.rounded(.towardZero))
     }
 
+    /// `duration` in whole milliseconds, clamped as the seconds form clamps.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return milliseconds(Double(seconds) + Double(attoseconds) * 1e-18)
+    }
+
     /// `seconds` as a `Duration`, clamped as ``milliseconds(_:)`` clamps.
     static func duration(_ seconds: Double) -> Duration {
         .milliseconds(milliseconds(seconds))

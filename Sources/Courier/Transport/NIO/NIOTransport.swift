@@ -459,8 +459,8 @@ private struct WriteQueueBrake {
 }
 
 extension HTTPHeaders {
-    /// AsyncHTTPClient's response fields, in order, repeated names kept.
-    fileprivate init(_ fields: NIOHTTP1.HTTPHeaders) {
+    /// NIO's response fields, in order, repeated names kept.
+    init(_ fields: NIOHTTP1.HTTPHeaders) {
         self.init()
         reserveCapacity(fields.count)
         for (name, value) in fields { add(name: name, value: value) }
@@ -477,5 +477,5 @@ extension HTTPHeaders {
 
 extension HTTPVersion {
     /// E.g. `HTTP/1.1`, as ``TransportResponse/httpVersion`` gives it.
-    fileprivate var courierString: String { "HTTP/\(major).\(minor)" }
+    var courierString: String { "HTTP/\(major).\(minor)" }
 }

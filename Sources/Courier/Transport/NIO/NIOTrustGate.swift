@@ -43,17 +43,7 @@ final class NIOTrustGate: Sendable {
     init(key: Key, baseSettings: HTTPClient.Configuration, connectTimeout: TimeAmount) throws {
         self.key = key
         self.connectTimeout = connectTimeout
-        let identity: (chain: [NIOSSLCertificate], key: NIOSSLPrivateKey)?
-        do {
-            identity = try key.policy.clientCertificate?.makeNIOSSLIdentity()
-        } catch {
-            throw CourierError.requestFailed(underlyingError: error, context: CourierError.Context())
-        }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let identity {
-            tls.certificateChain = identity.chain.map { .certificate($0) }
-            tls.privateKey = .privateKey(identity.key)
-        }
+        var tls = try NIOPolicyTLS.clientConfiguration(for: key.policy)
         // The probe's callback replaces NIOSSL's verification; it is only called when verification is on.
         var probeTLS = tls
         probeTLS.certificateVerification = .fullVerification
@@ -146,7 +136,7 @@ final class NIOTrustGate: Sendable {
         let host = key.host
         let policy = key.policy
         let outcome = Locked<(evaluation: TrustEvaluation, leaf: Data?)?>(nil)
-        let sniHost = TrustEvaluator.ipAddressBytes(host) == nil ? host : nil
+        let sniHost = NIOPolicyTLS.serverName(for: host)
         let context = probeContext
         let handshakeDone = Locked<EventLoopFuture<Void>?>(nil)
         let bootstrap = ClientBootstrap(group: HTTPClient.defaultEventLoopGroup)
@@ -155,22 +145,9 @@ final class NIOTrustGate: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(
                         context: context, serverHostname: sniHost,
-                        customVerificationCallback: { certificates, promise in
-                            let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
-                            // Evaluating may read and parse the system's roots (seconds in a debug build, file
-                            // I/O in any): never on the event loop, which serves every other connection too.
-                            NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) {
-                                policy.evaluation(of: ServerTrust(certificateChain: chain), forDomain: host)
-                            }.whenComplete { result in
-                                switch result {
-                                case .success(let evaluation):
-                                    outcome.withLock { $0 = (evaluation, chain.first) }
-                                    promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
-                                case .failure:
-                                    promise.succeed(.failed)
-                                }
-                            }
-                        })
+                        customVerificationCallback: NIOPolicyTLS.verificationCallback(
+                            policy: policy, host: host, eventLoop: channel.eventLoop
+                        ) { evaluation, leaf in outcome.withLock { $0 = (evaluation, leaf) } })
                     let promise = channel.eventLoop.makePromise(of: Void.self)
                     handshakeDone.withLock { $0 = promise.futureResult }
                     try channel.pipeline.syncOperations.addHandler(handler)

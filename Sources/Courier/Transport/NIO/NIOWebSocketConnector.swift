@@ -44,9 +44,8 @@ struct NIOWebSocketConnector {
                     opened.succeed(connection)
                 }
             })
-        let timeout = TimeAmount.nanoseconds(
-            Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+        // A caller's timeout may be anything a Duration holds: clamped rather than overflowing TimeAmount.
+        let timeout = TimeAmount.milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout))
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -54,27 +53,16 @@ struct NIOWebSocketConnector {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tlsContext {
-                        let sni = TrustEvaluator.ipAddressBytes(target.host) == nil ? target.host : nil
+                        let sni = NIOPolicyTLS.serverName(for: target.host)
                         let handler: NIOSSLClientHandler
                         if policy.isDefault {
                             handler = try NIOSSLClientHandler(context: tlsContext, serverHostname: sni)
                         } else {
                             handler = try NIOSSLClientHandler(
                                 context: tlsContext, serverHostname: sni,
-                                customVerificationCallback: { certificates, promise in
-                                    let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
-                                    // Evaluation may read the system's roots: never on the event loop.
-                                    NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) {
-                                        policy.evaluation(
-                                            of: ServerTrust(certificateChain: chain), forDomain: target.host)
-                                    }.whenComplete { result in
-                                        let trusted = (try? result.get()).map { found in
-                                            evaluation.withLock { $0 = found }
-                                            return found.isTrusted
-                                        }
-                                        promise.succeed(trusted == true ? .certificateVerified : .failed)
-                                    }
-                                })
+                                customVerificationCallback: NIOPolicyTLS.verificationCallback(
+                                    policy: policy, host: target.host, eventLoop: channel.eventLoop
+                                ) { found, _ in evaluation.withLock { $0 = found } })
                         }
                         try pipeline.addHandler(handler)
                     }
@@ -129,12 +117,8 @@ struct NIOWebSocketConnector {
     }
 
     private func makeTLSContext() throws -> NIOSSLContext {
-        var tls = TLSConfiguration.makeClientConfiguration()
+        let tls = try NIOPolicyTLS.clientConfiguration(for: request.securityPolicy)
         do {
-            if let identity = try request.securityPolicy.clientCertificate?.makeNIOSSLIdentity() {
-                tls.certificateChain = identity.chain.map { .certificate($0) }
-                tls.privateKey = .privateKey(identity.key)
-            }
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw CourierError.requestFailed(underlyingError: error, context: CourierError.Context())
@@ -203,11 +187,9 @@ private final class NIOWebSocketUpgradeRefusal: ChannelInboundHandler, Removable
 extension ResponseHead {
     /// The head of a NIO response for `url`.
     init(_ head: HTTPResponseHead, url: URL) {
-        var fields = HTTPHeaders()
-        for (name, value) in head.headers { fields.add(name: name, value: value) }
         self.init(
-            statusCode: Int(head.status.code), headers: fields, url: url,
-            httpVersion: "HTTP/\(head.version.major).\(head.version.minor)")
+            statusCode: Int(head.status.code), headers: HTTPHeaders(head.headers), url: url,
+            httpVersion: head.version.courierString)
     }
 }
 
