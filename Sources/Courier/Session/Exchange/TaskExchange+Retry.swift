@@ -22,15 +22,15 @@ extension TaskExchange {
         }
     }
 
-    /// Asks the retrier about `error`, thrown before a response arrived; waits the delay it asks for and returns
-    /// `true` when the request is to be sent again.
-    mutating func retry(after error: any Error) async throws -> Bool {
+    /// Asks the retrier about `error`, thrown before a response arrived or, with `response`, while its body did;
+    /// waits the delay it asks for and returns `true` when the request is to be sent again.
+    mutating func retry(after error: any Error, response: HTTPURLResponse? = nil) async throws -> Bool {
         guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate) else {
             return false
         }
         let failure = core.courierError(error, task: task, delegate: delegate)
         if case .cancelled = failure { return false }
-        return try await retry(dueTo: failure, response: nil)
+        return try await retry(dueTo: failure, response: response)
     }
 
     /// Asks the retrier about a failed response (see ``isFailure(_:serializer:)``), its body unread, and returns
@@ -52,14 +52,12 @@ extension TaskExchange {
     mutating func retryRestOfDownload(after error: any Error, head: ResponseHead, original: TaskRequest) async throws
         -> Bool
     {
-        guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate),
+        guard
             let (file, written) = delegate.state.withLock({ state in
                 state.downloadFile == nil ? nil : state.downloadURL.map { ($0, state.downloadFileLength) }
-            })
+            }),
+            try await retry(after: error, response: head.response)
         else { return false }
-        let failure = core.courierError(error, task: task, delegate: delegate)
-        if case .cancelled = failure { return false }
-        guard try await retry(dueTo: failure, response: head.response) else { return false }
         source = original
         // A decoded body's bytes are not the ranges of the encoded representation the server counts.
         let encoding = head.response?.value(forHTTPHeaderField: "Content-Encoding")?.lowercased() ?? "identity"

@@ -110,7 +110,7 @@ struct TaskExchange {
         if case .made(let request) = source { task.mutable.withLock { $0.currentRequest = request } }
         delegate.state.withLock { $0.exchangeCount += 1 }
         let fetchStart = Date()
-        var response: TransportResponse
+        let response: TransportResponse
         if let started = early {
             early = nil
             delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
@@ -130,14 +130,15 @@ struct TaskExchange {
                 }
         }
         delegate.touch()
-        if response.metrics == nil {
+        if let metrics = response.metrics {
+            delegate.recordTransaction(metrics)
+        } else {
             // A transport that measures nothing: the dates the session saw.
             var metrics = TransactionMetrics(method: source.method, url: url)
             (metrics.fetchStartDate, metrics.responseStartDate) = (fetchStart, Date())
             metrics.statusCode = response.statusCode
-            response.metrics = metrics
+            delegate.recordTransaction(metrics)
         }
-        if let metrics = response.metrics { delegate.recordTransaction(metrics) }
         return (response, url)
     }
 

@@ -68,16 +68,16 @@ final class NIOWebSocketConnection: WebSocketConnection {
 
     /// The connection has closed with `error` (the first call wins): every waiter fails with it.
     func closed(_ error: WebSocketClosedError) {
-        let (receivers, pings, waiters) = state.withLock { state in
-            if state.closed == nil { state.closed = error }
+        let (final, receivers, pings, waiters) = state.withLock { state in
+            let final = state.closed ?? error
+            state.closed = final
             defer {
                 state.receivers = []
                 state.pings = []
                 state.closeWaiters = []
             }
-            return (state.receivers, state.pings, state.closeWaiters)
+            return (final, state.receivers, state.pings, state.closeWaiters)
         }
-        let final = state.withLock { $0.closed } ?? error
         for receiver in receivers { receiver.resume(throwing: final) }
         for ping in pings { ping.resume(throwing: final) }
         for waiter in waiters { waiter.resume() }
