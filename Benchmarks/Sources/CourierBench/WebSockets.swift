@@ -33,7 +33,7 @@ enum WebSocketBench {
         try await exchange(socket, payload: payload, count: count)
         let elapsed = ContinuousClock.now - start
         print("seconds=\(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)")
-        await socket.cancel()
+        await socket.cancel(with: .normalClosure)
     }
 
     /// Sends `count` messages while receiving their `count` echoes.

@@ -117,7 +117,8 @@ final class SessionCore: TaskController {
     // MARK: TaskController
 
     func start(_ task: SessionTask) {
-        guard let delegate = delegate(for: task) else { return }
+        // A connection task runs when its feature opens it (`ConnectionTask.open`).
+        guard !(task is ConnectionTask), let delegate = delegate(for: task) else { return }
         armTimeouts(for: task, delegate: delegate)
         let runner = Task { await self.run(task, delegate: delegate) }
         task.attachRunner { runner.cancel() }

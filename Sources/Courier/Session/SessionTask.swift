@@ -114,6 +114,11 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// Starts the task, or continues reading a suspended one. Does nothing once it is canceling or completed.
     public func resume() {
+        startRunning()
+    }
+
+    /// ``resume()``'s work, which a subclass that overrides ``resume()`` still reaches.
+    final func startRunning() {
         let (changed, start) = mutable.withLock { state -> (Bool, Bool) in
             guard state.state == .suspended else { return (false, false) }
             state.state = .running

@@ -33,6 +33,12 @@ public protocol WebSocketConnection: Sendable {
     /// connection has closed (the server's close frame, or 5 s).
     func close(code: WebSocketCloseCode, reason: String) async
 
+    /// Returns once the connection has closed (either side's close, or the connection lost).
+    func waitUntilClosed() async
+
+    /// The upgrade exchange's dates and connection facts, if the transport measured them.
+    var metrics: TransactionMetrics? { get }
+
     /// The close code, once the connection has closed.
     var closeCode: WebSocketCloseCode? { get }
     /// The close reason, once the connection has closed.
@@ -50,6 +56,11 @@ public struct WebSocketConfiguration: Sendable {
 
     /// The default configuration.
     public init() {}
+}
+
+extension WebSocketConnection {
+    /// Nothing measured.
+    public var metrics: TransactionMetrics? { nil }
 }
 
 extension Transport {

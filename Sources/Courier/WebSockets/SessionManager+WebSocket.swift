@@ -17,6 +17,7 @@ extension SessionManager {
         var configuration = WebSocketConfiguration()
         configuration.protocols = protocols
         configuration.maximumMessageSize = maximumMessageSize
-        return WebSocketTask(request: request, manager: self, configuration: configuration, pingInterval: pingInterval)
+        return adopt(
+            WebSocketTask(request: request, manager: self, configuration: configuration, pingInterval: pingInterval))
     }
 }

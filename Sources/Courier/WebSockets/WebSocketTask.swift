@@ -13,10 +13,17 @@ import Foundation
 /// for try await message in socket.messages { print(message) }
 /// ```
 ///
-/// The connection opens on ``resume()`` or the first call that needs it. The upgrade request goes out as the
-/// session sends its requests (``SessionManager/transportRequest(for:)``): its header fields and cookies, and over
-/// `wss` its security policy, evaluated inside the TLS handshake before the upgrade request is written (a refused
-/// chain is -1202 and the server sees nothing). Cookies the `101` sets are stored.
+/// It is one of the session's tasks (a ``ConnectionTask``), as `URLSessionWebSocketTask` is a `URLSessionTask`. The
+/// connection opens on ``resume()`` or the first call that needs it. The upgrade request goes through the session's
+/// adapters (the tracing's, then the session's interceptor) and goes out as the session sends its requests
+/// (``SessionManager/transportRequest(for:)``): its header fields and cookies, and over `wss` its security policy,
+/// evaluated inside the TLS handshake before the upgrade request is written (a refused chain is -1202 and the
+/// server sees nothing). When the upgrade fails, the session's retrier may have it tried again. Cookies the `101`
+/// sets are stored. Event monitors see the task created, resumed, its `101`, and its completion when the connection
+/// closes: with no error after a normal close (1000), with the ``WebSocketClosedError`` after any other, and with
+/// -999 after ``SessionTask/cancel()`` (which closes the connection with 1001, going away). As with every task, the
+/// session keeps it until it completes: release the manager, or cancel the task, to close a connection you no
+/// longer want.
 ///
 /// Messages larger than ``maximumMessageSize`` close the connection with 1009 and fail with
 /// ``WebSocketClosedError``; a text message that is not UTF-8 closes it with 1007. After the close every call fails
@@ -24,7 +31,10 @@ import Foundation
 ///
 /// Only transports that make WebSocket connections can (``NIOTransport``); on another, the first call fails with
 /// ``CourierError/unsupportedURL(_:reason:context:)``.
-public final class WebSocketTask: Sendable {
+///
+/// Thread safety: the connection's state and the pinger are behind locks, the rest is immutable; hence
+/// `@unchecked Sendable`, as for every ``SessionTask``.
+public final class WebSocketTask: ConnectionTask, @unchecked Sendable {
     private enum Connection {
         case idle
         case opening(Task<any WebSocketConnection, any Error>)
@@ -32,35 +42,24 @@ public final class WebSocketTask: Sendable {
         case failed(any Error)
     }
 
-    /// The request the connection is made for.
-    public let originalRequest: URLRequest
-    private let manager: SessionManager
+    private let transport: any Transport
     private let configuration: WebSocketConfiguration
     private let pingInterval: Duration?
-    private let state = Locked(Connection.idle)
+    private let link = Locked(Connection.idle)
     private let pinger = Locked<Task<Void, Never>?>(nil)
 
     init(request: URLRequest, manager: SessionManager, configuration: WebSocketConfiguration, pingInterval: Duration?) {
-        originalRequest = request
-        self.manager = manager
+        transport = manager.transport
         self.configuration = configuration
         self.pingInterval = pingInterval
-    }
-
-    deinit {
-        pinger.withLock { $0?.cancel() }
-        switch state.withLock({ $0 }) {
-        case .opening(let task): Task { await (try? task.value)?.close(code: .goingAway, reason: "") }
-        case .open(let connection): Task { await connection.close(code: .goingAway, reason: "") }
-        case .idle, .failed: break
-        }
+        super.init(request: request, manager: manager)
     }
 
     /// The largest message accepted, in bytes.
     public var maximumMessageSize: Int { configuration.maximumMessageSize }
 
     /// Starts connecting, if it has not yet.
-    public func resume() {
+    public override func resume() {
         opening()
     }
 
@@ -91,11 +90,11 @@ public final class WebSocketTask: Sendable {
         try await connection().sendPing()
     }
 
-    /// Closes the connection with `closeCode` and `reason` and waits for the close handshake (at most 5 s). A task
-    /// that never connected just stops.
-    public func cancel(with closeCode: WebSocketCloseCode = .normalClosure, reason: String = "") async {
+    /// Closes the connection with `closeCode` and `reason` and waits for the close handshake (at most 5 s); the task
+    /// then completes (see ``WebSocketTask``). A task that never connected is cancelled.
+    public func cancel(with closeCode: WebSocketCloseCode, reason: String = "") async {
         pinger.withLock { $0?.cancel() }
-        let current = state.withLock { current -> Connection in
+        let current = link.withLock { current -> Connection in
             if case .idle = current {
                 current = .failed(WebSocketClosedError(code: closeCode, reason: reason))
             }
@@ -104,7 +103,8 @@ public final class WebSocketTask: Sendable {
         switch current {
         case .opening(let task): await (try? await task.value)?.close(code: closeCode, reason: reason)
         case .open(let connection): await connection.close(code: closeCode, reason: reason)
-        case .idle, .failed: break
+        case .idle: cancel()
+        case .failed: break
         }
     }
 
@@ -121,17 +121,17 @@ public final class WebSocketTask: Sendable {
 
     /// The connection, if it has opened.
     private var opened: (any WebSocketConnection)? {
-        guard case .open(let connection) = state.withLock({ $0 }) else { return nil }
+        guard case .open(let connection) = link.withLock({ $0 }) else { return nil }
         return connection
     }
 
     /// Starts opening the connection unless it has; the state as it then is.
     @discardableResult
     private func opening() -> Connection {
-        state.withLock { current -> Connection in
+        link.withLock { current -> Connection in
             if case .idle = current {
                 // Strong on purpose: the task ends once the connection is open or has failed.
-                current = .opening(Task { try await self.open() })
+                current = .opening(Task { try await self.openConnection() })
             }
             return current
         }
@@ -146,18 +146,29 @@ public final class WebSocketTask: Sendable {
         }
     }
 
-    private func open() async throws -> any WebSocketConnection {
+    private func openConnection() async throws -> any WebSocketConnection {
         do {
-            let request = try manager.transportRequest(for: originalRequest)
-            let connection = try await manager.transport.openWebSocket(request, configuration: configuration)
-            manager.storeCookies(from: connection.upgradeResponse, for: originalRequest)
-            state.withLock { $0 = .open(connection) }
+            let connection = try await open(
+                { [transport, configuration] request in
+                    let connection = try await transport.openWebSocket(request, configuration: configuration)
+                    return OpenedConnection(
+                        connection: connection, response: connection.upgradeResponse, metrics: connection.metrics)
+                },
+                onCancel: { connection in Task { await connection.close(code: .goingAway, reason: "") } })
+            link.withLock { $0 = .open(connection) }
             if let pingInterval { startPinging(connection, every: pingInterval) }
+            Task {
+                await connection.waitUntilClosed()
+                self.pinger.withLock { $0?.cancel() }
+                let code = connection.closeCode ?? .abnormalClosure
+                self.finish(
+                    error: code == .normalClosure
+                        ? nil : WebSocketClosedError(code: code, reason: connection.closeReason ?? ""))
+            }
             return connection
         } catch {
-            let failure = (error as? CourierError)?.withContext { $0.request = originalRequest } ?? error
-            state.withLock { $0 = .failed(failure) }
-            throw failure
+            link.withLock { $0 = .failed(error) }
+            throw error
         }
     }
 

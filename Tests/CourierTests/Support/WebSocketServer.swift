@@ -11,30 +11,36 @@ import NIOWebSocket
 ///
 /// It echoes every message, sending those over 64 KiB in 64 KiB fragments, answers pings, and obeys commands sent as
 /// text: `close CODE REASON` closes with that code and reason; `big N` sends an N-byte binary message in fragments;
-/// `badutf8` sends a text frame that is not UTF-8. It counts the upgrade requests it saw and records the close
-/// frames clients sent.
+/// `badutf8` sends a text frame that is not UTF-8. It counts the upgrade requests it saw, keeps their header fields,
+/// and records the close frames clients sent; the first `refusing` upgrade requests it answers by closing the
+/// connection.
 final class WebSocketServer: Sendable {
     let port: Int
     /// `ws://127.0.0.1:<port>/socket`, or `wss://` with TLS.
     let url: URL
     private let channel: any Channel
     let upgrades: Locked<Int>
+    let upgradeHeaders: Locked<[NIOHTTP1.HTTPHeaders]>
     let clientCloses: Locked<[(code: UInt16?, reason: String)]>
 
     private init(
         channel: any Channel, port: Int, url: URL, upgrades: Locked<Int>,
-        clientCloses: Locked<[(code: UInt16?, reason: String)]>
+        upgradeHeaders: Locked<[NIOHTTP1.HTTPHeaders]>, clientCloses: Locked<[(code: UInt16?, reason: String)]>
     ) {
         self.channel = channel
         self.port = port
         self.url = url
         self.upgrades = upgrades
+        self.upgradeHeaders = upgradeHeaders
         self.clientCloses = clientCloses
     }
 
     /// Starts the server; with `tls` (a chain, leaf first, and its key in PEM), over TLS.
-    static func start(tls: (chainPEM: String, keyPEM: String)? = nil) async throws -> WebSocketServer {
+    static func start(tls: (chainPEM: String, keyPEM: String)? = nil, refusing: Int = 0) async throws
+        -> WebSocketServer
+    {
         let upgrades = Locked(0)
+        let upgradeHeaders = Locked<[NIOHTTP1.HTTPHeaders]>([])
         let closes = Locked<[(code: UInt16?, reason: String)]>([])
         let context: NIOSSLContext? = try tls.map { tls in
             let chain = try NIOSSLCertificate.fromPEMBytes(Array(tls.chainPEM.utf8)).map {
@@ -49,7 +55,15 @@ final class WebSocketServer: Sendable {
             let upgrader = NIOWebSocketServerUpgrader(
                 maxFrameSize: 4 << 20, automaticErrorHandling: true,
                 shouldUpgrade: { channel, head in
-                    upgrades.withLock { $0 += 1 }
+                    let count = upgrades.withLock {
+                        $0 += 1
+                        return $0
+                    }
+                    upgradeHeaders.withLock { $0.append(head.headers) }
+                    if count <= refusing {
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeSucceededFuture(nil)
+                    }
                     var headers = NIOHTTP1.HTTPHeaders()
                     if let offered = head.headers.first(name: "Sec-WebSocket-Protocol") {
                         headers.add(name: "Sec-WebSocket-Protocol", value: String(offered.split(separator: ",")[0]))
@@ -68,7 +82,9 @@ final class WebSocketServer: Sendable {
         guard let url = URL(string: "\(tls == nil ? "ws" : "wss")://127.0.0.1:\(port)/socket") else {
             throw FaultServerError.noPort
         }
-        return WebSocketServer(channel: channel, port: port, url: url, upgrades: upgrades, clientCloses: closes)
+        return WebSocketServer(
+            channel: channel, port: port, url: url, upgrades: upgrades, upgradeHeaders: upgradeHeaders,
+            clientCloses: closes)
     }
 
     func stop() async throws {

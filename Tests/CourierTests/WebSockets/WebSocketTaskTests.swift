@@ -17,13 +17,13 @@ struct WebSocketTaskTests {
     }()
 
     func withSocket(
-        tls: Bool = false, configuration: SessionConfiguration = .ephemeral,
+        tls: Bool = false, refusing: Int = 0, configuration: SessionConfiguration = .ephemeral,
         configure: (SessionManager) throws -> Void = { _ in }, protocols: [String] = [],
         maximumMessageSize: Int = 1 << 20,
         _ body: (WebSocketTask, WebSocketServer, SessionManager) async throws -> Void
     ) async throws {
         let server = try await WebSocketServer.start(
-            tls: tls ? (Self.chain.fullChainPEM, Self.chain.leaf.privateKeyPEM) : nil)
+            tls: tls ? (Self.chain.fullChainPEM, Self.chain.leaf.privateKeyPEM) : nil, refusing: refusing)
         let manager = SessionManager(configuration: configuration, transport: NIOTransport())
         var failure: (any Error)?
         do {
@@ -31,7 +31,7 @@ struct WebSocketTaskTests {
             let socket = manager.webSocketTask(
                 with: URLRequest(url: server.url), protocols: protocols, maximumMessageSize: maximumMessageSize)
             try await body(socket, server, manager)
-            await socket.cancel()
+            await socket.cancel(with: .normalClosure)
         } catch {
             failure = error
         }
@@ -120,6 +120,74 @@ struct WebSocketTaskTests {
         }
     }
 
+    @Test("The upgrade is a session task: adapted, retried, and seen by monitors until the connection closes")
+    func sessionTask() async throws {
+        let monitor = EventMonitorTests.RecordingMonitor()
+        var configuration = SessionConfiguration.ephemeral
+        configuration.eventMonitors = [monitor]
+        configuration.interceptor = Interceptor(
+            adapters: [TokenAdapter()], retriers: [RetryPolicy(exponentialBackoffScale: 0.01)])
+        try await withSocket(refusing: 1, configuration: configuration) { socket, server, manager in
+            #expect(manager.tasks.contains(socket))
+            try await socket.send(.string("adapted"))
+            #expect(try await socket.receive() == .string("adapted"))
+            #expect(socket.state == .running)
+            #expect(socket.response?.statusCode == 101)
+            #expect(socket.retryCount == 1)
+            #expect(server.upgrades.withLock { $0 } == 2)  // the first was refused
+            // Each attempt was adapted afresh from the original request: one token, not two.
+            #expect(
+                server.upgradeHeaders.withLock { $0.map { $0[canonicalForm: "x-token"] } } == [["s3cret"], ["s3cret"]])
+            await socket.cancel(with: .normalClosure, reason: "done")
+            try await waitUntil { socket.state == .completed }
+            #expect(socket.error == nil)
+            try await waitUntil { monitor.count("completed", socket) == 1 }
+            for event in ["created", "resumed", "response"] { #expect(monitor.count(event, socket) == 1, "\(event)") }
+            let metrics = try #require(monitor.metrics(socket))
+            #expect(metrics.transactionMetrics.count == 1)
+            let upgrade = try #require(metrics.transactionMetrics.first)
+            #expect(upgrade.statusCode == 101)
+            #expect(upgrade.networkProtocolName == "http/1.1")
+            #expect(upgrade.isReusedConnection == false)
+            let dates = [
+                upgrade.connectStartDate, upgrade.connectEndDate, upgrade.requestStartDate,
+                upgrade.responseStartDate,
+            ].compactMap { $0 }
+            #expect(dates.count == 4 && dates == dates.sorted())
+        }
+    }
+
+    @Test("cancel() on the session task closes the connection (1001) and completes it with -999")
+    func cancelTask() async throws {
+        try await withSocket { socket, server, manager in
+            try await socket.send(.string("x"))
+            _ = try await socket.receive()
+            socket.cancel()
+            try await waitUntil { socket.state == .completed }
+            #expect((socket.error as? CourierError)?.errorCode == -999)
+            try await waitUntil { server.clientCloses.withLock { $0.count } == 1 }
+            #expect(server.clientCloses.withLock { $0.first?.code } == 1001)
+            #expect(!manager.tasks.contains(socket))
+        }
+        // Before it connected: it never connects.
+        try await withSocket { socket, server, _ in
+            socket.cancel()
+            let error = await thrownCourierError { try await socket.send(.string("never")) }
+            #expect(error?.errorCode == -999)
+            #expect(server.upgrades.withLock { $0 } == 0)
+        }
+    }
+
+    @Test("The server's close other than 1000 completes the task with the close error")
+    func closedTaskError() async throws {
+        try await withSocket { socket, _, _ in
+            try await socket.send(.string("close 4002 later"))
+            await #expect(throws: WebSocketClosedError.self) { try await socket.receive() }
+            try await waitUntil { socket.state == .completed }
+            #expect((socket.error as? WebSocketClosedError)?.code.rawValue == 4002)
+        }
+    }
+
     @Test("A text message that is not UTF-8 closes with 1007")
     func invalidUTF8() async throws {
         try await withSocket { socket, server, _ in
@@ -191,5 +259,14 @@ struct WebSocketTaskTests {
         }
         #expect(unsupported?.errorCode == -1002)
         urlSession.invalidate(cancelingTasks: true)
+    }
+}
+
+/// Adds a token to every request, as an authentication adapter would.
+private struct TokenAdapter: RequestAdapter {
+    func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest {
+        var request = request
+        request.addValue("s3cret", forHTTPHeaderField: "X-Token")
+        return request
     }
 }

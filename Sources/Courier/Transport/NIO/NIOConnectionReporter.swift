@@ -97,7 +97,8 @@ final class NIOConnectionReporter: ChannelInboundHandler, RemovableChannelHandle
         }
     }
 
-    private static func tlsVersion(of pipeline: ChannelPipeline.SynchronousOperations) -> String? {
+    /// The TLS version the pipeline's `NIOSSLHandler` negotiated, as `TransactionMetrics` names it.
+    static func tlsVersion(of pipeline: ChannelPipeline.SynchronousOperations) -> String? {
         guard let handler = try? pipeline.handler(type: NIOSSLHandler.self) else { return nil }
         switch handler.tlsVersion {
         case .tlsv1: return "TLSv1.0"

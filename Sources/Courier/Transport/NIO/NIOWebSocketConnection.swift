@@ -28,9 +28,12 @@ final class NIOWebSocketConnection: WebSocketConnection {
     let channel: any Channel
     private let state = Locked(State())
 
-    init(channel: any Channel, upgradeResponse: ResponseHead) {
+    let metrics: TransactionMetrics?
+
+    init(channel: any Channel, upgradeResponse: ResponseHead, metrics: TransactionMetrics?) {
         self.channel = channel
         self.upgradeResponse = upgradeResponse
+        self.metrics = metrics
         negotiatedProtocol = upgradeResponse.headers["Sec-WebSocket-Protocol"]
     }
 
@@ -161,6 +164,10 @@ final class NIOWebSocketConnection: WebSocketConnection {
             let channel = channel
             channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
         }
+        await waitUntilClosed()
+    }
+
+    func waitUntilClosed() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state -> Bool in
                 if state.closed != nil { return true }

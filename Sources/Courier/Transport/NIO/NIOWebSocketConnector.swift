@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import NIOWebSocket
 
 /// Makes one WebSocket connection for ``NIOTransport``: TCP, then TLS with the request's ``SecurityPolicy`` evaluated
@@ -31,14 +32,25 @@ struct NIOWebSocketConnector {
         let evaluation = Locked<TrustEvaluation?>(nil)
         let tlsContext = try target.secure ? makeTLSContext() : nil
         let policy = request.securityPolicy
+        // The upgrade exchange's dates, filled in as it goes; a new connection of its own, always HTTP/1.1.
+        let timing = Locked(TransactionMetrics(method: "GET", url: request.url))
+        timing.withLock { $0.networkProtocolName = "http/1.1" }
         let maximumMessageSize = max(1, min(configuration.maximumMessageSize, Int(UInt32.max)))
         let upgrader = NIOWebSocketClientUpgrader(
             maxFrameSize: maximumMessageSize, automaticErrorHandling: false,
             upgradePipelineHandler: { channel, response in
                 // The refusal handler sits before the frame decoder NIO has just added: frames must not reach it.
                 channel.pipeline.removeHandler(name: NIOWebSocketUpgradeRefusal.name).flatMapThrowing {
+                    let tlsVersion = NIOConnectionReporter.tlsVersion(of: channel.pipeline.syncOperations)
+                    let metrics = timing.withLock { metrics in
+                        metrics.responseStartDate = Date()
+                        metrics.statusCode = Int(response.status.code)
+                        metrics.negotiatedTLSProtocolVersion = tlsVersion
+                        return metrics
+                    }
                     let connection = NIOWebSocketConnection(
-                        channel: channel, upgradeResponse: ResponseHead(response, url: request.url))
+                        channel: channel, upgradeResponse: ResponseHead(response, url: request.url),
+                        metrics: metrics)
                     try channel.pipeline.syncOperations.addHandler(
                         NIOWebSocketHandler(connection: connection, maximumMessageSize: maximumMessageSize))
                     opened.succeed(connection)
@@ -70,13 +82,23 @@ struct NIOWebSocketConnector {
                         leftOverBytesStrategy: .forwardBytes,
                         withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
                     try pipeline.addHandler(
-                        NIOWebSocketUpgradeRefusal(promise: opened, url: request.url),
+                        NIOWebSocketUpgradeRefusal(promise: opened, url: request.url, timing: timing),
                         name: NIOWebSocketUpgradeRefusal.name)
                 }
             }
         let channel: any Channel
+        let connectStart = Date()
         do {
             channel = try await bootstrap.connect(host: target.host, port: target.port).get()
+            let connected = Date()
+            timing.withLock { metrics in
+                (metrics.fetchStartDate, metrics.connectStartDate) = (connectStart, connectStart)
+                if target.secure {
+                    metrics.secureConnectionStartDate = connected
+                } else {
+                    metrics.connectEndDate = connected
+                }
+            }
         } catch {
             opened.fail(error)
             throw NIOTransport.courierError(error, url: request.url)
@@ -99,6 +121,7 @@ struct NIOWebSocketConnector {
             headers.replaceOrAdd(name: "Sec-WebSocket-Protocol", value: configuration.protocols.joined(separator: ", "))
         }
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.requestTarget, headers: headers)
+        timing.withLock { $0.requestStartDate = Date() }
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         do {
@@ -161,10 +184,20 @@ private final class NIOWebSocketUpgradeRefusal: ChannelInboundHandler, Removable
 
     private let promise: EventLoopPromise<NIOWebSocketConnection>
     private let url: URL
+    private let timing: Locked<TransactionMetrics>
 
-    init(promise: EventLoopPromise<NIOWebSocketConnection>, url: URL) {
+    init(promise: EventLoopPromise<NIOWebSocketConnection>, url: URL, timing: Locked<TransactionMetrics>) {
         self.promise = promise
         self.url = url
+        self.timing = timing
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent {
+            let now = Date()
+            timing.withLock { ($0.secureConnectionEndDate, $0.connectEndDate) = (now, now) }
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
