@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's test command, and CI's (`.ci/run` calls it): installs what the tests need when it is missing (from
+# Debian's packages and PyPI), fails on any compiler warning in Courier's own code and on a layering violation, then
+# runs the whole suite with `swift test`. Arguments go to `swift test` (e.g. `--filter WebSocket`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# From PyPI, only when missing: httpbin under gunicorn (the integration tests' server) and `websockets` (the
+# WebSocket interoperability tests' server); the tests start and stop them on 127.0.0.1 themselves.
+if ! python3 -c "import httpbin, gunicorn, websockets" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn websockets
+fi
+
+# From Debian, each only when missing: nginx (the security and HTTP/2 tests run it over HTTPS on 127.0.0.1 and
+# start and stop it themselves); `unshare` and `ip` (the reachability tests make a private network namespace);
+# the headers of libpng and libjpeg-turbo (CourierImageDecoding links them).
+missing=()
+[ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/bin/unshare ] || missing+=(util-linux)
+command -v ip >/dev/null || missing+=(iproute2)
+[ -f /usr/include/png.h ] || missing+=(libpng-dev)
+[ -f /usr/include/jpeglib.h ] || missing+=(libjpeg62-turbo-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+log=$(mktemp)
+swift build --build-tests 2>&1 | tee "$log"
+if grep -E "^$PWD/(Sources|Tests)/.*: warning:" "$log"; then
+    echo "error: the build has warnings (listed above)" >&2
+    exit 1
+fi
+
+# No folder of the module may use one above it (see the Architecture article).
+python3 Scripts/architecture.py >/dev/null
+
+swift test "$@"
