@@ -53,6 +53,9 @@ public struct Response<Value: Sendable>: Sendable {
 
     /// The status code.
     public var statusCode: Int { head.statusCode }
+    /// The HTTP version the response came with: `HTTP/1.1`, `HTTP/1.0` or `HTTP/2` (see
+    /// ``SessionConfiguration/httpVersion``).
+    public var httpVersion: String { head.httpVersion }
 
     private init(origin: Origin, head: ResponseHead, data: Data, value: Value, metrics: Metrics) {
         (self.origin, self.head, self.data) = (origin, head, data)

@@ -38,6 +38,13 @@ public struct SessionConfiguration: Sendable {
     /// `.useProtocolCachePolicy` (fresh stored responses are used, stale ones revalidated).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
+    /// Which HTTP versions requests may use: ``HTTPVersionPolicy/automatic`` (the default) negotiates HTTP/2 over TLS
+    /// when the server offers it, ``HTTPVersionPolicy/http1Only`` keeps to HTTP/1.1. The version a response came
+    /// with is ``Response/httpVersion`` (and ``TransactionMetrics/networkProtocolName``). ``URLSessionTransport``
+    /// cannot keep `https` to HTTP/1.1 (libcurl and Apple's URLSession negotiate HTTP/2 with no switch to stop
+    /// them): its `https` requests fail with ``CourierError/unsupportedURL(_:reason:context:)`` under
+    /// ``HTTPVersionPolicy/http1Only``.
+    public var httpVersion: HTTPVersionPolicy = .automatic
     /// Whether requests may go to Unix-domain sockets (`http+unix:`, `https+unix:` and `unix:` URLs, on
     /// ``NIOTransport``); default `false`, so such a URL fails with ``CourierError/unsupportedURL(_:reason:context:)``.
     /// Only a request the caller makes can reach a socket: a redirect never can, whatever this says.

@@ -17,6 +17,7 @@ extension SessionCore {
             handlesCookies: request.httpShouldHandleCookies)
         var outgoing = TransportRequest(method: (request.httpMethod ?? "GET").uppercased(), url: url, headers: headers)
         outgoing.securityPolicy = try securityPolicy(for: httpURL)
+        outgoing.httpVersion = configuration.httpVersion
         return outgoing
     }
 

@@ -27,6 +27,7 @@ extension SessionCore {
             method: plain.method.uppercased(), url: plain.url,
             headers: transportHeaders(plain.sortedHeaders, url: plain.url, handlesCookies: plain.handlesCookies))
         outgoing.securityPolicy = policy
+        outgoing.httpVersion = configuration.httpVersion
         return try? transport.startCollecting(
             outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
     }

@@ -90,6 +90,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     public var currentRequest: URLRequest? { mutable.withLock { $0.currentRequest } ?? originalRequest }
     /// The response head, once it has arrived.
     public var response: HTTPURLResponse? { head?.response }
+    /// The HTTP version the response came with (`HTTP/1.1`, `HTTP/1.0`, `HTTP/2`), once its head has arrived.
+    public var httpVersion: String? { head?.httpVersion }
     /// The response head as the transport delivered it; ``response`` is made from it on first use.
     var head: ResponseHead? { mutable.withLock { $0.response } }
     /// Why the task failed (transport errors, cancellation, timeouts; not serialization errors), once it has.

@@ -71,6 +71,9 @@ public struct TransportRequest: Sendable {
     /// only); ``SecurityPolicy/default`` leaves trust to the platform. A transport that cannot apply a non-default
     /// policy must fail the request rather than ignore it.
     public var securityPolicy: SecurityPolicy = .default
+    /// The HTTP versions it may use; default ``HTTPVersionPolicy/automatic``. A transport that cannot keep to
+    /// ``HTTPVersionPolicy/http1Only`` over TLS fails the request rather than ignore it.
+    public var httpVersion: HTTPVersionPolicy = .automatic
 
     /// Creates a request.
     public init(
@@ -93,7 +96,7 @@ public struct TransportResponse: Sendable {
     public var headers: HTTPHeaders
     /// The URL the response is for.
     public var url: URL
-    /// E.g. `HTTP/1.1` or `HTTP/2.0`.
+    /// The version the response came with: `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
     public var httpVersion: String
     /// The body, read once by pulling.
     public var body: DataChunks

@@ -20,10 +20,24 @@ struct CourierCommand: AsyncParsableCommand {
               courier reachability --watch               the network's reachability, and each change
             Every request option: courier request --help
             """,
-        version: DefaultHeaders.courierVersion,
+        version: versionLine,
         subcommands: [
             RequestCommand.self, EventStreamCommand.self, WebSocketCommand.self, DemoCommand.self,
             ReachabilityCommand.self,
         ],
         defaultSubcommand: RequestCommand.self)
+}
+
+extension CourierCommand {
+    /// What `courier --version` prints: Courier's version and the transport requests go through (the platform's
+    /// default, ``SessionManager/defaultTransport()``).
+    static var versionLine: String {
+        #if canImport(Darwin)
+            let transport = "URLSessionTransport (Foundation's URLSession)"
+        #else
+            let transport = "NIOTransport (SwiftNIO and AsyncHTTPClient; HTTP/1.1, and HTTP/2 over TLS)"
+        #endif
+        return
+            "courier \(DefaultHeaders.courierVersion), Courier \(DefaultHeaders.courierVersion), transport \(transport)"
+    }
 }

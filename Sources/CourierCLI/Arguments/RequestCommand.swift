@@ -76,6 +76,8 @@ struct RequestCommand: AsyncParsableCommand {
     var checkStatus = false
 
     @OptionGroup var tlsFlags: TLSFlags
+    @Flag(help: "--http1: HTTP/1.1 only; --http2: HTTP/2 when the server offers it over TLS (the default).")
+    var httpVersion: HTTPVersionChoice?
 
     @Flag(help: .hidden)
     var forceProgress = false
@@ -125,6 +127,13 @@ struct RequestCommand: AsyncParsableCommand {
             download: isDownload ? SaveOptions(output: output, resume: resume) : nil,
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
-            allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline)
+            allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
+            httpVersion: httpVersion == .http1 ? .http1Only : .automatic)
     }
+}
+
+/// `--http1` or `--http2`.
+enum HTTPVersionChoice: String, EnumerableFlag {
+    case http1
+    case http2
 }

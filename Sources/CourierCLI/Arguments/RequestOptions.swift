@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// `--download`, `--output` and `--continue`.
@@ -29,4 +30,6 @@ struct RequestOptions: Sendable {
     var retries = 0
     /// `--verbose`: the timings of each exchange (``TransactionMetrics``) on standard error.
     var showsMetrics = false
+    /// `--http1` keeps to HTTP/1.1; otherwise HTTP/2 is used when the server offers it over TLS.
+    var httpVersion: HTTPVersionPolicy = .automatic
 }

@@ -337,7 +337,7 @@ struct Demo {
             files: [FileField(name: "file", path: file.path, mimeType: "application/octet-stream")])
         let manager = client()
         manager.responseSerializer = HTTPResponseSerializer()
-        let (response, uploaded) = try await Upload.send(
+        let (response, uploaded, _) = try await Upload.send(
             multipart, body: body, manager: manager, bar: ProgressBar(console: console, label: "upload"))
         // The demo server's echo is a few hundred bytes: collected whole.
         var data = Data()

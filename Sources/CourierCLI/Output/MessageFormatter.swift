@@ -33,17 +33,20 @@ enum MessageFormatter {
 
     /// The status line and headers. The server's header names and values have their control characters escaped
     /// (see ``TerminalText``): the head is a report on standard error, never the data.
-    static func responseHead(_ response: HTTPURLResponse, style: Style) -> String {
+    ///
+    /// The status line names the version the response came with (`version`, `HTTP/1.1` when unknown); an HTTP/2
+    /// one has no reason phrase, as on the wire (`HTTP/2 200`).
+    static func responseHead(_ response: HTTPURLResponse, version: String?, style: Style) -> String {
         let code = response.statusCode
-        let reason = reason(code)
-        let status = "\(code) \(reason)"
+        let version = version ?? "HTTP/1.1"
+        let status = version.hasPrefix("HTTP/2") || version.hasPrefix("HTTP/3") ? "\(code)" : "\(code) \(reason(code))"
         let coloured =
             switch code {
             case 200..<300: style.green(status)
             case 300..<400: style.yellow(status)
             default: style.red(status)
             }
-        var lines = [style.dim("HTTP/1.1") + " " + style.bold(coloured)]
+        var lines = [style.dim(version) + " " + style.bold(coloured)]
         let fields = response.allHeaderFields.compactMap { key, value -> (String, String)? in
             guard let name = key as? String else { return nil }
             return (name, "\(value)")

@@ -19,14 +19,14 @@ struct FileDownload {
     let options: SaveOptions
     let console: Console
     let limits: TransferLimits
-    let printHead: (HTTPURLResponse) -> Void
+    let printHead: (HTTPURLResponse, String?) -> Void
 
     /// How much of an error body is shown (and read).
     static let errorBodyLimit = 4096
 
     init(
         manager: SessionManager, request: URLRequest, options: SaveOptions, console: Console, limits: TransferLimits,
-        printHead: @escaping (HTTPURLResponse) -> Void
+        printHead: @escaping (HTTPURLResponse, String?) -> Void
     ) {
         self.manager = manager
         self.request = request
@@ -47,7 +47,7 @@ struct FileDownload {
         }
         let streamed = try await manager.stream(request, acceptableStatusCodes: nil)
         let response = streamed.response
-        printHead(response)
+        printHead(response, streamed.task.httpVersion)
 
         var mode = OutputFile.Mode.replace
         switch response.statusCode {

@@ -50,7 +50,7 @@ struct RequestRunner {
             if let save = options.download {
                 return try await FileDownload(
                     manager: manager, request: request, options: save, console: console, limits: limits,
-                    printHead: { self.printResponseHead($0) }
+                    printHead: { self.printResponseHead($0, version: $1) }
                 ).run()
             }
             if let body = prepared.body {
@@ -59,8 +59,9 @@ struct RequestRunner {
                 var hooks = manager.hooks
                 hooks.didReceiveResponse = { _, _ in .becomeDownload }
                 manager.hooks = hooks
-                let (response, uploaded) = try await Upload.send(request, body: body, manager: manager, bar: bar)
-                printResponseHead(response)
+                let (response, uploaded, version) = try await Upload.send(
+                    request, body: body, manager: manager, bar: bar)
+                printResponseHead(response, version: version)
                 if options.print.responseBody {
                     try await printer.print(
                         uploaded.chunks(), contentType: response.value(forHTTPHeaderField: "Content-Type"))
@@ -72,7 +73,7 @@ struct RequestRunner {
             }
             let streamed = try await manager.stream(request, acceptableStatusCodes: nil)
             spinner?.stop()
-            printResponseHead(streamed.response)
+            printResponseHead(streamed.response, version: streamed.task.httpVersion)
             if options.print.responseBody {
                 try await printer.print(
                     streamed.chunks, contentType: streamed.response.value(forHTTPHeaderField: "Content-Type"))
@@ -111,6 +112,7 @@ struct RequestRunner {
         if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
         configuration.maximumRedirects = options.maxRedirects
+        configuration.httpVersion = options.httpVersion
         if let auth = options.auth, auth.scheme == .digest {
             // Digest only: a server asking for Basic never gets the password in clear.
             var credential = auth.credential
@@ -178,8 +180,8 @@ struct RequestRunner {
     }
 
     /// `h`: the status line and headers, to standard error.
-    func printResponseHead(_ response: HTTPURLResponse) {
+    func printResponseHead(_ response: HTTPURLResponse, version: String?) {
         guard options.print.responseHead else { return }
-        console.err(MessageFormatter.responseHead(response, style: style.stderr) + "\n")
+        console.err(MessageFormatter.responseHead(response, version: version, style: style.stderr) + "\n")
     }
 }

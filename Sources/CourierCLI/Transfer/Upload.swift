@@ -8,12 +8,13 @@ import Foundation
 /// Sends a body that is not in `httpBody` (a multipart body streamed from files) with an upload task, drawing its
 /// progress.
 enum Upload {
-    /// The response and its body; the manager's response serializer decides which statuses fail.
+    /// The response, its body and the HTTP version it came with; the manager's response serializer decides which
+    /// statuses fail.
     ///
     /// The body is in a file when the manager's ``SessionHooks/didReceiveResponse`` answers
     /// ``ResponseDisposition/becomeDownload`` (as `courier` does, to keep memory bounded), else in memory.
     static func send(_ request: URLRequest, body: RequestBody, manager: SessionManager, bar: ProgressBar)
-        async throws -> (HTTPURLResponse, UploadedBody)
+        async throws -> (HTTPURLResponse, UploadedBody, String?)
     {
         let completion = LockedValue<CheckedContinuation<(HTTPURLResponse, UploadedBody), any Error>?>(nil)
         let finish: @Sendable (Result<(HTTPURLResponse, UploadedBody), any Error>) -> Void = { result in
@@ -49,7 +50,7 @@ enum Upload {
                                 reason: "no response", underlyingError: nil, context: .init(request: request))))
                 }
             })
-        return try await withTaskCancellationHandler {
+        let (response, uploaded) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 completion.withLock { $0 = continuation }
                 task.resume()
@@ -57,5 +58,6 @@ enum Upload {
         } onCancel: {
             task.cancel()
         }
+        return (response, uploaded, task.httpVersion)
     }
 }

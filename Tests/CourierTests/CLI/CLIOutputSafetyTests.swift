@@ -61,7 +61,7 @@ import Testing
             HTTPURLResponse(
                 url: url, statusCode: 200, httpVersion: "HTTP/1.1",
                 headerFields: ["X-Evil": "a\u{1B}[2Jb\u{9B}c", "X-Plain": "ok"]))
-        let head = MessageFormatter.responseHead(response, style: Style(enabled: false))
+        let head = MessageFormatter.responseHead(response, version: nil, style: Style(enabled: false))
         #expect(head.contains("X-Evil: a\\x1b[2Jb\\x9bc"), "\(head)")
         #expect(!head.contains("\u{1B}"))
         #expect(head.contains("X-Plain: ok"))

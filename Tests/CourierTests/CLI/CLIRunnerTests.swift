@@ -42,7 +42,7 @@ struct CLIRunnerTests {
         let manager = SessionManager(configuration: .ephemeral)
         manager.responseSerializer = HTTPResponseSerializer()
         manager.completionQueue = DispatchQueue(label: "test.upload")
-        let (response, uploaded) = try await Upload.send(
+        let (response, uploaded, _) = try await Upload.send(
             request, body: .data(Data(repeating: UInt8(ascii: "a"), count: 300_000)), manager: manager,
             bar: ProgressBar(console: captured.console(), label: "upload"))
         #expect(response.statusCode == 200)
@@ -85,7 +85,7 @@ struct CLIRunnerTests {
         var hooks = manager.hooks
         hooks.didReceiveResponse = { _, _ in .becomeDownload }
         manager.hooks = hooks
-        let (response, uploaded) = try await Upload.send(
+        let (response, uploaded, _) = try await Upload.send(
             request, body: .data(Data(repeating: UInt8(ascii: "b"), count: 600_000)), manager: manager,
             bar: ProgressBar(console: captured.console(), label: "upload"))
         #expect(response.statusCode == 200)

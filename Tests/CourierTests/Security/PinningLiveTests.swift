@@ -90,7 +90,7 @@ import Testing
             for policy in [byCertificate, byKey, byHashWithAnchor] {
                 for _ in 0..<3 {  // the first evaluates, the next reuse the pooled connection
                     let (version, text) = try await get(server.baseURL, policy, via: transport)
-                    #expect(version == (http2 ? "HTTP/2.0" : "HTTP/1.1"))
+                    #expect(version == (http2 ? "HTTP/2" : "HTTP/1.1"))
                     #expect(text == (http2 ? "secure HTTP/2.0\n" : "secure HTTP/1.1\n"))
                 }
             }

@@ -44,7 +44,8 @@ final class NginxTLS: Sendable {
             error_log \(path)/error.log warn;
             events { worker_connections 512; }
             http {
-                access_log \(path)/access.log;
+                log_format courier '$connection $server_protocol $status $request_uri';
+                access_log \(path)/access.log courier;
                 client_body_temp_path \(path)/body;
                 proxy_temp_path \(path)/proxy;
                 fastcgi_temp_path \(path)/fastcgi;
@@ -118,6 +119,17 @@ final class NginxTLS: Sendable {
         }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The requests nginx served, in order: the serial number of the connection each came on, the protocol
+    /// (`HTTP/2.0`, `HTTP/1.1`), the status and the request target. nginx writes a line when a request ends.
+    var accessLog: [(connection: Int, protocol: String, status: Int, target: String)] {
+        let text = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 3).map(String.init)
+            guard parts.count == 4, let connection = Int(parts[0]), let status = Int(parts[2]) else { return nil }
+            return (connection, parts[1], status, parts[3])
+        }
     }
 
     /// The lines nginx logged as errors (for failure messages).

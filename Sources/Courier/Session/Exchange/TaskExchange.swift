@@ -120,6 +120,7 @@ struct TaskExchange {
             try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
             var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
             outgoing.securityPolicy = try core.securityPolicy(for: url)
+            outgoing.httpVersion = core.configuration.httpVersion
             delegate.touch()
             response =
                 if collect {

@@ -52,6 +52,9 @@ public final class NIOTransport: Transport {
     public let configuration: Configuration
     private let client: HTTPClient
     private let settings: HTTPClient.Configuration
+    /// A client that offers only HTTP/1.1 in the TLS handshake, for `https` requests that ask for it
+    /// (``TransportRequest/httpVersion``) when ``client`` may negotiate HTTP/2; made on first use.
+    private let http1OnlyClient = Locked<HTTPClient?>(nil)
     /// Where a collected exchange starts and its delegate runs when it is the only one in flight: new connections
     /// for it are made on this loop and idle ones on it are preferred, so one exchange at a time does not hop
     /// between loops.
@@ -115,6 +118,7 @@ public final class NIOTransport: Transport {
     deinit {
         // Starts the shutdown without waiting; the client keeps itself alive until it is done.
         _ = client.shutdown()
+        _ = http1OnlyClient.withLock { $0 }?.shutdown()
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
@@ -207,7 +211,7 @@ public final class NIOTransport: Transport {
     ) throws -> CollectedResponse? {
         guard try trustGate(for: request) == nil, request.body.map({ $0.data != nil }) ?? true else { return nil }
         if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
-        return try start(request, on: client, cancellation: cancellation, activity: activity)
+        return try start(request, on: sharedClient(for: request), cancellation: cancellation, activity: activity)
     }
 
     private func start(
@@ -329,13 +333,14 @@ public final class NIOTransport: Transport {
     public func shutdown() async {
         await http1Pool.shutdown()
         try? await client.shutdown()
+        try? await http1OnlyClient.withLock({ $0 })?.shutdown()
         for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
     }
 
     /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
     /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
     private func client(enforcing request: TransportRequest) async throws -> HTTPClient {
-        guard let gate = try trustGate(for: request) else { return client }
+        guard let gate = try trustGate(for: request) else { return sharedClient(for: request) }
         do {
             try await gate.ensureTrusted()
         } catch {
@@ -346,6 +351,25 @@ public final class NIOTransport: Transport {
         return gate.client
     }
 
+    /// The client for a request under the default policy: the shared one, or the HTTP/1.1-only one for an `https`
+    /// request that asks for HTTP/1.1 when the shared one may negotiate HTTP/2.
+    private func sharedClient(for request: TransportRequest) -> HTTPClient {
+        guard keepsToHTTP1(request) else { return client }
+        return http1OnlyClient.withLock { made in
+            if let made { return made }
+            var settings = settings
+            settings.httpVersion = .http1Only
+            let http1Only = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+            made = http1Only
+            return http1Only
+        }
+    }
+
+    /// Whether `request` must be kept from HTTP/2 that the shared client would otherwise negotiate.
+    private func keepsToHTTP1(_ request: TransportRequest) -> Bool {
+        request.httpVersion == .http1Only && configuration.allowsHTTP2 && request.url.scheme?.lowercased() == "https"
+    }
+
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
         guard !request.securityPolicy.isDefault, request.url.scheme?.lowercased() == "https" else { return nil }
@@ -353,9 +377,12 @@ public final class NIOTransport: Transport {
             throw CourierError.invalidURL(request.url.absoluteString)
         }
         let key = NIOTrustGate.Key(
-            host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy)
+            host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy,
+            http1Only: keepsToHTTP1(request))
         return try gates.withLock { gates in
             if let gate = gates[key] { return gate }
+            var settings = settings
+            if key.http1Only { settings.httpVersion = .http1Only }
             let gate = try NIOTrustGate(
                 key: key, baseSettings: settings,
                 connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
@@ -476,6 +503,6 @@ extension HTTPHeaders {
 }
 
 extension HTTPVersion {
-    /// E.g. `HTTP/1.1`, as ``TransportResponse/httpVersion`` gives it.
-    var courierString: String { "HTTP/\(major).\(minor)" }
+    /// E.g. `HTTP/1.1`, or `HTTP/2` (which has no minor version), as ``TransportResponse/httpVersion`` gives it.
+    var courierString: String { major >= 2 ? "HTTP/\(major)" : "HTTP/\(major).\(minor)" }
 }

@@ -25,6 +25,8 @@ final class NIOTrustGate: Sendable {
         var host: String
         var port: Int
         var policy: SecurityPolicy
+        /// Whether its client offers only HTTP/1.1 (``TransportRequest/httpVersion``).
+        var http1Only: Bool
     }
 
     /// The leaves evaluated and accepted, shared with the connection initializers.

@@ -20,6 +20,8 @@ import Foundation
 ///   `Accept-Language: en` and `Connection: keep-alive`.
 /// - It joins repeated response fields into one value with `, ` (two `Set-Cookie` arrive as one `a=1, b=2`), and it
 ///   does not report the HTTP version: ``TransportResponse/httpVersion`` is always `HTTP/1.1`, even over HTTP/2.
+/// - It negotiates HTTP/2 over TLS whenever the server offers it, with no switch to stop it: an `https` request that
+///   asks for ``HTTPVersionPolicy/http1Only`` fails with ``CourierError/unsupportedURL(_:reason:context:)``.
 ///
 /// Bodies: a ``RequestBody/data`` body is sent from memory as `httpBody`. Any other body (a file, a stream) is first
 /// copied into a temporary file, chunk by chunk so memory stays constant, and sent with
@@ -124,6 +126,12 @@ public final class URLSessionTransport: Transport {
         var request = request
         let fetchStart = Date()
         request.securityPolicy.serverTrustHook = nil  // never called here: see SessionHooks.serverTrust
+        if request.httpVersion == .http1Only, request.url.scheme?.lowercased() == "https" {
+            throw CourierError.unsupportedURL(
+                request.url,
+                reason: "URLSessionTransport cannot keep HTTPS to HTTP/1.1 (URLSession negotiates HTTP/2 on its own); "
+                    + "use NIOTransport", context: CourierError.Context())
+        }
         #if !canImport(Darwin)
             // FoundationNetworking delivers no server-trust challenge: fail closed rather than ignore the policy.
             if request.url.scheme?.lowercased() == "https", !request.securityPolicy.isDefault {
