@@ -5,17 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# From PyPI, only when missing: httpbin under gunicorn (the integration tests' server) and `websockets` (the
-# WebSocket interoperability tests' server); the tests start and stop them on 127.0.0.1 themselves.
-if ! python3 -c "import httpbin, gunicorn, websockets" 2>/dev/null; then
-    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn websockets
+# From PyPI, only when missing: httpbin under gunicorn (the integration tests' server), `websockets` (the
+# WebSocket interoperability tests' server) and pproxy (the SOCKS5 proxy of the proxy tests); the tests start and
+# stop them on 127.0.0.1 themselves.
+if ! python3 -c "import httpbin, gunicorn, websockets, pproxy" 2>/dev/null; then
+    python3 -m pip install --quiet --disable-pip-version-check httpbin gunicorn websockets pproxy
 fi
 
 # From Debian, each only when missing: nginx (the security and HTTP/2 tests run it over HTTPS on 127.0.0.1 and
 # start and stop it themselves); `unshare` and `ip` (the reachability tests make a private network namespace);
-# the headers of libpng and libjpeg-turbo (CourierImageDecoding links them).
+# the headers of libpng and libjpeg-turbo (CourierImageDecoding links them); tinyproxy (the proxy tests' HTTP proxy).
 missing=()
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/bin/tinyproxy ] || missing+=(tinyproxy)
 [ -x /usr/bin/unshare ] || missing+=(util-linux)
 command -v ip >/dev/null || missing+=(iproute2)
 [ -f /usr/include/png.h ] || missing+=(libpng-dev)

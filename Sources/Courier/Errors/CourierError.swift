@@ -77,6 +77,13 @@ public enum CourierError: Error, Sendable {
     /// `NSURLErrorAppTransportSecurityRequiresSecureConnection`.
     case insecureRedirect(from: URL, to: URL, context: Context)
 
+    /// The proxy the request went through (``SessionConfiguration/proxy``) failed it: it asked for credentials or
+    /// refused the ones given (`authentication` is then `true`; an answer of 407), or it could not open the tunnel
+    /// to the origin (`CONNECT` or SOCKS refused). `proxy` names it as `host:port`, never with its password. Code
+    /// 307 (`kCFErrorHTTPBadProxyCredentials`) for authentication, else 306 (`kCFErrorHTTPProxyConnectionFailure`).
+    case proxyFailed(
+        proxy: String, authentication: Bool, reason: String, underlyingError: (any Error)?, context: Context)
+
     /// What is known about the exchange that failed.
     public struct Context: Sendable {
         /// The request that failed, once a session has attached it.
@@ -122,6 +129,7 @@ extension CourierError {
         case .multipartEncodingFailed: return -1000
         case .unsupportedURL: return -1002
         case .insecureRedirect: return -1022
+        case .proxyFailed(_, let authentication, _, _, _): return authentication ? 307 : 306
         }
     }
 
@@ -132,7 +140,8 @@ extension CourierError {
             .responseSerializationFailed(_, let context, _), .cancelled(let context), .timedOut(let context),
             .tooManyRedirects(let context), .cannotConnect(_, _, let context), .connectionLost(_, let context),
             .badServerResponse(_, _, let context), .fileOperationFailed(_, _, let context),
-            .requestFailed(_, let context), .unsupportedURL(_, _, let context), .insecureRedirect(_, _, let context):
+            .requestFailed(_, let context), .unsupportedURL(_, _, let context), .insecureRedirect(_, _, let context),
+            .proxyFailed(_, _, _, _, let context):
             return context
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return nil
@@ -158,7 +167,7 @@ extension CourierError {
             .responseSerializationFailed(_, _, let error), .cannotConnect(_, let error, _),
             .connectionLost(let error, _),
             .badServerResponse(_, let error, _), .fileOperationFailed(_, let error, _), .requestFailed(let error, _),
-            .multipartEncodingFailed(_, _, let error):
+            .multipartEncodingFailed(_, _, let error), .proxyFailed(_, _, _, let error, _):
             return error
         case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,
             .tooManyRedirects, .unsupportedURL, .insecureRedirect:
@@ -215,6 +224,11 @@ extension CourierError {
         case .insecureRedirect(let from, let to, var context):
             update(&context)
             return .insecureRedirect(from: from, to: to, context: context)
+        case .proxyFailed(let proxy, let authentication, let reason, let underlying, var context):
+            update(&context)
+            return .proxyFailed(
+                proxy: proxy, authentication: authentication, reason: reason, underlyingError: underlying,
+                context: context)
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return self
         }
@@ -261,6 +275,10 @@ extension CourierError: LocalizedError {
         case .insecureRedirect(let from, let to, _):
             return "refused a redirect from https to plain http (\(from.absoluteString) → \(to.absoluteString)): "
                 + "the request would leave TLS and the security policy"
+        case .proxyFailed(let proxy, let authentication, let reason, _, _):
+            return authentication
+                ? "the proxy \(proxy) refused the request: proxy authentication required (\(reason))"
+                : "the proxy \(proxy) failed the request: \(reason)"
         }
     }
 

@@ -16,8 +16,7 @@ extension SessionCore {
             HTTPRequestSerializer.sorted(request.allHTTPHeaderFields ?? [:]), url: httpURL,
             handlesCookies: request.httpShouldHandleCookies)
         var outgoing = TransportRequest(method: (request.httpMethod ?? "GET").uppercased(), url: url, headers: headers)
-        outgoing.securityPolicy = try securityPolicy(for: httpURL)
-        outgoing.httpVersion = configuration.httpVersion
+        try configure(&outgoing, policyURL: httpURL)
         return outgoing
     }
 

@@ -20,16 +20,24 @@ extension SessionCore {
             delegate.interceptor?.adaptsRequests != true, tracing == nil,
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
-            !isInvalidated, !Self.watchesExchanges(hooks),
-            let policy = try? securityPolicy(for: plain.url)
+            !isInvalidated, !Self.watchesExchanges(hooks)
         else { return nil }
         var outgoing = TransportRequest(
             method: plain.method.uppercased(), url: plain.url,
             headers: transportHeaders(plain.sortedHeaders, url: plain.url, handlesCookies: plain.handlesCookies))
-        outgoing.securityPolicy = policy
-        outgoing.httpVersion = configuration.httpVersion
+        guard (try? configure(&outgoing, policyURL: plain.url)) != nil else { return nil }
         return try? transport.startCollecting(
             outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
+    }
+
+    /// Gives `outgoing` what the configuration decides per request: the security policy for its URL (with the trust
+    /// hook), the HTTP versions, and the proxy.
+    ///
+    /// - Throws: ``CourierError`` when the policy or the proxy settings cannot apply to the URL.
+    func configure(_ outgoing: inout TransportRequest, policyURL: URL) throws {
+        outgoing.securityPolicy = try securityPolicy(for: policyURL)
+        outgoing.httpVersion = configuration.httpVersion
+        outgoing.proxy = try configuration.proxy?.proxy(for: outgoing.url)
     }
 
     /// The transport request for `request` to `url` with `body`; notes the upload's size and reports its progress

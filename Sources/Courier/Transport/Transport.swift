@@ -74,6 +74,10 @@ public struct TransportRequest: Sendable {
     /// The HTTP versions it may use; default ``HTTPVersionPolicy/automatic``. A transport that cannot keep to
     /// ``HTTPVersionPolicy/http1Only`` over TLS fails the request rather than ignore it.
     public var httpVersion: HTTPVersionPolicy = .automatic
+    /// The proxy to send it through; `nil` to connect to the origin directly. The ``securityPolicy`` still applies to
+    /// the origin's certificate, through the tunnel. A transport that cannot use the proxy fails the request rather
+    /// than going direct.
+    public var proxy: Proxy?
 
     /// Creates a request.
     public init(

@@ -32,6 +32,7 @@ struct EventStreamCommand: AsyncParsableCommand {
     var maxReconnects: Int?
 
     @OptionGroup var tlsFlags: TLSFlags
+    @OptionGroup var proxyFlag: ProxyFlag
 
     func validate() throws {
         if let maxReconnects, !(0...1_000_000).contains(maxReconnects) {
@@ -43,7 +44,9 @@ struct EventStreamCommand: AsyncParsableCommand {
         let console = Console.standard(environment: ProcessInfo.processInfo.environment, forceProgress: false)
         let request = try StreamRequest.make(
             url: try RequestPlan.expandURL(url), original: url, schemes: ["http", "https"], headers: header)
-        let manager = SessionManager(configuration: .ephemeral)
+        var sessionConfiguration = SessionConfiguration.ephemeral
+        sessionConfiguration.proxy = try proxyFlag.settings()
+        let manager = SessionManager(configuration: sessionConfiguration)
         defer { manager.invalidate(cancelingTasks: true) }
         try tlsFlags.options().apply(to: manager)
         var configuration = EventSource.Configuration()

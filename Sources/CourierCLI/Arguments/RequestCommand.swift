@@ -76,6 +76,7 @@ struct RequestCommand: AsyncParsableCommand {
     var checkStatus = false
 
     @OptionGroup var tlsFlags: TLSFlags
+    @OptionGroup var proxyFlag: ProxyFlag
     @Flag(help: "--http1: HTTP/1.1 only; --http2: HTTP/2 when the server offers it over TLS (the default).")
     var httpVersion: HTTPVersionChoice?
 
@@ -128,7 +129,7 @@ struct RequestCommand: AsyncParsableCommand {
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
-            httpVersion: httpVersion == .http1 ? .http1Only : .automatic)
+            httpVersion: httpVersion == .http1 ? .http1Only : .automatic, proxy: try proxyFlag.settings())
     }
 }
 

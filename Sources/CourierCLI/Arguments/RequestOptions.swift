@@ -32,4 +32,6 @@ struct RequestOptions: Sendable {
     var showsMetrics = false
     /// `--http1` keeps to HTTP/1.1; otherwise HTTP/2 is used when the server offers it over TLS.
     var httpVersion: HTTPVersionPolicy = .automatic
+    /// `--proxy`, else the environment's proxies.
+    var proxy: ProxySettings? = .environment()
 }

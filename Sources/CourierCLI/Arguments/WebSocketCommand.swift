@@ -36,6 +36,7 @@ struct WebSocketCommand: AsyncParsableCommand {
     var maxMessageSize: Int = 1 << 20
 
     @OptionGroup var tlsFlags: TLSFlags
+    @OptionGroup var proxyFlag: ProxyFlag
 
     func validate() throws {
         guard (1...(1 << 30)).contains(maxMessageSize) else {
@@ -46,7 +47,9 @@ struct WebSocketCommand: AsyncParsableCommand {
     func run() async throws {
         let console = Console.standard(environment: ProcessInfo.processInfo.environment, forceProgress: false)
         let request = try makeRequest()
-        let manager = SessionManager(configuration: .ephemeral)
+        var configuration = SessionConfiguration.ephemeral
+        configuration.proxy = try proxyFlag.settings()
+        let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         try tlsFlags.options().apply(to: manager)
         let socket = manager.webSocketTask(with: request, protocols: protocols, maximumMessageSize: maxMessageSize)

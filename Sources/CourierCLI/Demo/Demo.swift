@@ -83,6 +83,7 @@ struct Demo {
 
     func client(timeout: TimeInterval? = nil) -> HTTPSessionManager {
         var configuration = SessionConfiguration.ephemeral
+        configuration.proxy = nil  // the demo's servers are in this process, on 127.0.0.1
         if let timeout { configuration.timeoutIntervalForRequest = timeout }
         let client = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration)
         client.completionQueue = queue
@@ -307,6 +308,7 @@ struct Demo {
 
     func cached() async throws -> Outcome {
         var configuration = SessionConfiguration.ephemeral
+        configuration.proxy = nil
         configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
         let wire = StatusRecordingTransport(base: NIOTransport())
         let client = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration, transport: wire)

@@ -82,6 +82,9 @@ extension CommandFailure {
                 .failure,
                 "\(url.absoluteString): \(scheme) (\(reason)); courier sends http and https requests only, and "
                     + "follows redirects only to http and https URLs")
+        case .proxyFailed(let proxy, let authentication, let reason, let underlying, _):
+            let advice = authentication ? "; give its user and password in --proxy http://user:password@host:port" : ""
+            self.init(.failure, "the proxy \(proxy) failed \(target): \(reason)\(Self.detail(underlying))\(advice)")
         case .badServerResponse(let reason, let underlying, _):
             self.init(.failure, "bad response from \(hostPort): \(reason)\(Self.detail(underlying)) (\(target))")
         default:

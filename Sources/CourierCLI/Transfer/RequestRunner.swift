@@ -113,6 +113,7 @@ struct RequestRunner {
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
         configuration.maximumRedirects = options.maxRedirects
         configuration.httpVersion = options.httpVersion
+        configuration.proxy = options.proxy
         if let auth = options.auth, auth.scheme == .digest {
             // Digest only: a server asking for Basic never gets the password in clear.
             var credential = auth.credential

@@ -119,8 +119,7 @@ struct TaskExchange {
             let request = request  // made once here when still plain
             try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
             var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
-            outgoing.securityPolicy = try core.securityPolicy(for: url)
-            outgoing.httpVersion = core.configuration.httpVersion
+            try core.configure(&outgoing, policyURL: url)
             delegate.touch()
             response =
                 if collect {

@@ -10,11 +10,12 @@ import Tracing
 
 /// How AsyncHTTPClient's and NIO's errors become ``CourierError``s.
 extension NIOTransport {
-    /// AsyncHTTPClient's and NIO's errors as ``CourierError``s.
-    static func courierError(_ error: any Error, url: URL) -> CourierError {
+    /// AsyncHTTPClient's and NIO's errors as ``CourierError``s; `proxy` is the one the request went through.
+    static func courierError(_ error: any Error, url: URL, proxy: Proxy? = nil) -> CourierError {
         if let error = error as? CourierError { return error }
         let context = CourierError.Context(request: nil, response: nil, data: nil)
         if error is CancellationError { return .cancelled(context: context) }
+        if let proxy, let failure = proxyFailure(error, proxy: proxy) { return failure }
         if let error = error as? HTTPClientError {
             switch error {
             case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
@@ -63,5 +64,40 @@ extension NIOTransport {
             return .connectionLost(underlyingError: error, context: context)
         }
         return .requestFailed(underlyingError: error, context: context)
+    }
+
+    /// The proxy's part in `error`, if it had one: it refused the credentials or the tunnel, or it could not be
+    /// reached.
+    private static func proxyFailure(_ error: any Error, proxy: Proxy) -> CourierError? {
+        let context = CourierError.Context()
+        func failed(_ reason: String, authentication: Bool = false) -> CourierError {
+            .proxyFailed(
+                proxy: proxy.endpoint, authentication: authentication, reason: reason, underlyingError: error,
+                context: context)
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .proxyAuthenticationRequired:
+                return failed(
+                    proxy.username == nil ? "it asks for a user name and password" : "it refused the credentials",
+                    authentication: true)
+            case .invalidProxyResponse:
+                return failed(
+                    "it refused to open a tunnel to the origin (wrong credentials, or a port it does not tunnel to)")
+            case .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
+                return .timedOut(context: context)
+            default:
+                return nil
+            }
+        }
+        if String(reflecting: type(of: error)).contains("SOCKS") {
+            return failed("the SOCKS5 handshake failed")
+        }
+        if error is NIOConnectionError
+            || (error as? IOError).map({ [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains($0.errnoCode) }) == true
+        {
+            return failed("could not connect to the proxy")
+        }
+        return nil
     }
 }

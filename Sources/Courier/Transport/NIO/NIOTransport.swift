@@ -52,9 +52,15 @@ public final class NIOTransport: Transport {
     public let configuration: Configuration
     private let client: HTTPClient
     private let settings: HTTPClient.Configuration
-    /// A client that offers only HTTP/1.1 in the TLS handshake, for `https` requests that ask for it
-    /// (``TransportRequest/httpVersion``) when ``client`` may negotiate HTTP/2; made on first use.
-    private let http1OnlyClient = Locked<HTTPClient?>(nil)
+    /// Clients for requests that ``client`` cannot send: through a proxy, or kept to HTTP/1.1 over TLS when
+    /// ``client`` may negotiate HTTP/2 (``TransportRequest/httpVersion``); made on first use, one per kind.
+    private let otherClients = Locked([ClientKind: HTTPClient]())
+
+    /// What makes a client other than ``client``.
+    struct ClientKind: Hashable, Sendable {
+        var http1Only = false
+        var proxy: Proxy?
+    }
     /// Where a collected exchange starts and its delegate runs when it is the only one in flight: new connections
     /// for it are made on this loop and idle ones on it are preferred, so one exchange at a time does not hop
     /// between loops.
@@ -118,7 +124,7 @@ public final class NIOTransport: Transport {
     deinit {
         // Starts the shutdown without waiting; the client keeps itself alive until it is done.
         _ = client.shutdown()
-        _ = http1OnlyClient.withLock { $0 }?.shutdown()
+        for other in otherClients.withLock({ $0.values }) { _ = other.shutdown() }
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
@@ -153,17 +159,18 @@ public final class NIOTransport: Transport {
         do {
             response = try await client.execute(outgoing, deadline: .distantFuture)
         } catch {
-            let error = Self.courierError(error, url: request.url)
+            let error = Self.courierError(error, url: request.url, proxy: request.proxy)
             guard replayable, Self.mayRetryOnAnotherConnection(method: request.method), Self.isStaleConnection(error),
                 !Task.isCancelled
             else { throw error }
             do {
                 response = try await client.execute(outgoing, deadline: .distantFuture)
             } catch {
-                throw Self.courierError(error, url: request.url)
+                throw Self.courierError(error, url: request.url, proxy: request.proxy)
             }
         }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
+        try Self.checkProxyAnswer(Int(response.status.code), to: request)
         timing.responseStart = Date()
         timing.connection = NIOConnectionReporter.takeFacts(from: &response.headers)
         let url = request.url
@@ -180,7 +187,7 @@ public final class NIOTransport: Transport {
                     do {
                         return try await iterator.next()
                     } catch {
-                        throw Self.courierError(error, url: url)
+                        throw Self.courierError(error, url: url, proxy: request.proxy)
                     }
                 }
             }))
@@ -211,7 +218,7 @@ public final class NIOTransport: Transport {
     ) throws -> CollectedResponse? {
         guard try trustGate(for: request) == nil, request.body.map({ $0.data != nil }) ?? true else { return nil }
         if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
-        return try start(request, on: sharedClient(for: request), cancellation: cancellation, activity: activity)
+        return try start(request, on: try sharedClient(for: request), cancellation: cancellation, activity: activity)
     }
 
     private func start(
@@ -225,7 +232,7 @@ public final class NIOTransport: Transport {
         do {
             head = try target?.head(method: request.method, fields: request.headers, bodyLength: data?.count)
         } catch {
-            throw Self.courierError(error, url: request.url)
+            throw Self.courierError(error, url: request.url, proxy: request.proxy)
         }
         var template = head == nil ? try requestTemplate(method: request.method, url: request.url) : nil
         template?.headers = request.headers.nio
@@ -234,7 +241,7 @@ public final class NIOTransport: Transport {
         let body = data.flatMap { $0.isEmpty ? nil : ByteBuffer(data: $0) }
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
-        let (url, method) = (request.url, request.method)
+        let (url, method, proxy) = (request.url, request.method, request.proxy)
         let retriesStaleConnection = Self.mayRetryOnAnotherConnection(method: request.method)
         let alone = collectedInFlight.withLock { count -> Bool in
             count += 1
@@ -250,7 +257,12 @@ public final class NIOTransport: Transport {
         let pool = http1Pool
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func finish(_ result: Result<NIOBodyGatherer.Gathered, any Error>, sawHead: Bool, attempt: Int) {
-            let mapped = result.mapError { Self.courierError($0, url: url) }
+            let mapped = result.mapError { Self.courierError($0, url: url, proxy: proxy) }.flatMap { gathered in
+                Result {
+                    try Self.checkProxyAnswer(Int(gathered.head.status.code), to: request)
+                    return gathered
+                }.mapError { Self.courierError($0, url: url, proxy: proxy) }
+            }
             if case .failure(let error) = mapped, attempt == 0, retriesStaleConnection, !sawHead,
                 !cancellation.isCancelled, Self.isStaleConnection(error)
             {
@@ -333,41 +345,88 @@ public final class NIOTransport: Transport {
     public func shutdown() async {
         await http1Pool.shutdown()
         try? await client.shutdown()
-        try? await http1OnlyClient.withLock({ $0 })?.shutdown()
+        for other in otherClients.withLock({ $0.values }) { try? await other.shutdown() }
         for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
     }
 
     /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
     /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
     private func client(enforcing request: TransportRequest) async throws -> HTTPClient {
-        guard let gate = try trustGate(for: request) else { return sharedClient(for: request) }
+        guard let gate = try trustGate(for: request) else { return try sharedClient(for: request) }
         do {
             try await gate.ensureTrusted()
         } catch {
-            throw Self.courierError(error, url: request.url)
+            throw Self.courierError(error, url: request.url, proxy: request.proxy)
         }
         // The evaluation does not stop for cancellation (other requests may be waiting for it); this request does.
         if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         return gate.client
     }
 
-    /// The client for a request under the default policy: the shared one, or the HTTP/1.1-only one for an `https`
-    /// request that asks for HTTP/1.1 when the shared one may negotiate HTTP/2.
-    private func sharedClient(for request: TransportRequest) -> HTTPClient {
-        guard keepsToHTTP1(request) else { return client }
-        return http1OnlyClient.withLock { made in
-            if let made { return made }
-            var settings = settings
-            settings.httpVersion = .http1Only
-            let http1Only = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
-            made = http1Only
-            return http1Only
+    /// The client for a request under the default policy: the shared one, or the one for its proxy or its
+    /// HTTP/1.1-only `https` (see ``otherClients``).
+    private func sharedClient(for request: TransportRequest) throws -> HTTPClient {
+        let kind = try clientKind(for: request)
+        guard kind != ClientKind() else { return client }
+        let settings = try settings(for: kind)
+        return otherClients.withLock { made in
+            if let client = made[kind] { return client }
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+            made[kind] = client
+            return client
         }
     }
 
-    /// Whether `request` must be kept from HTTP/2 that the shared client would otherwise negotiate.
-    private func keepsToHTTP1(_ request: TransportRequest) -> Bool {
-        request.httpVersion == .http1Only && configuration.allowsHTTP2 && request.url.scheme?.lowercased() == "https"
+    /// What `request` needs of its client beyond the shared one's settings.
+    private func clientKind(for request: TransportRequest) throws -> ClientKind {
+        let https = request.url.scheme?.lowercased() == "https"
+        return ClientKind(
+            http1Only: request.httpVersion == .http1Only && configuration.allowsHTTP2 && https,
+            proxy: request.proxy)
+    }
+
+    /// The shared client's settings, changed for `kind`.
+    private func settings(for kind: ClientKind) throws -> HTTPClient.Configuration {
+        var settings = settings
+        if kind.http1Only { settings.httpVersion = .http1Only }
+        if let proxy = kind.proxy { settings.proxy = try Self.asyncHTTPClientProxy(proxy) }
+        return settings
+    }
+
+    /// AsyncHTTPClient's form of `proxy`.
+    ///
+    /// - Throws: ``CourierError/proxyFailed(proxy:authentication:reason:underlyingError:context:)`` for a SOCKS5
+    ///   proxy with credentials: AsyncHTTPClient's SOCKS client offers none.
+    static func asyncHTTPClientProxy(_ proxy: Proxy) throws -> HTTPClient.Configuration.Proxy {
+        switch proxy.kind {
+        case .http:
+            let authorization = proxy.username.map {
+                HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "")
+            }
+            return .server(host: proxy.host, port: proxy.port, authorization: authorization)
+        case .socks5:
+            guard proxy.username == nil else {
+                throw CourierError.proxyFailed(
+                    proxy: proxy.endpoint, authentication: true,
+                    reason: "NIOTransport sends no user name and password to a SOCKS5 proxy (AsyncHTTPClient's SOCKS "
+                        + "client has no authentication); use an HTTP proxy, or a SOCKS5 proxy without them",
+                    underlyingError: nil, context: CourierError.Context())
+            }
+            return .socksServer(host: proxy.host, port: proxy.port)
+        }
+    }
+
+    /// A plain `http` request sent to an HTTP proxy is answered by the proxy itself when it wants credentials: a
+    /// 407 there is the proxy's refusal, not the origin's answer.
+    static func checkProxyAnswer(_ status: Int, to request: TransportRequest) throws {
+        guard status == 407, let proxy = request.proxy, proxy.kind == .http,
+            request.url.scheme?.lowercased() == "http"
+        else { return }
+        throw CourierError.proxyFailed(
+            proxy: proxy.endpoint, authentication: true,
+            reason: proxy.username == nil
+                ? "it asks for a user name and password" : "it refused the user name and password",
+            underlyingError: nil, context: CourierError.Context())
     }
 
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
@@ -378,11 +437,10 @@ public final class NIOTransport: Transport {
         }
         let key = NIOTrustGate.Key(
             host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy,
-            http1Only: keepsToHTTP1(request))
+            client: try clientKind(for: request))
         return try gates.withLock { gates in
             if let gate = gates[key] { return gate }
-            var settings = settings
-            if key.http1Only { settings.httpVersion = .http1Only }
+            let settings = try settings(for: key.client)
             let gate = try NIOTrustGate(
                 key: key, baseSettings: settings,
                 connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))

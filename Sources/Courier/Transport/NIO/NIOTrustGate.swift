@@ -25,8 +25,8 @@ final class NIOTrustGate: Sendable {
         var host: String
         var port: Int
         var policy: SecurityPolicy
-        /// Whether its client offers only HTTP/1.1 (``TransportRequest/httpVersion``).
-        var http1Only: Bool
+        /// Its client's proxy and HTTP versions.
+        var client: NIOTransport.ClientKind
     }
 
     /// The leaves evaluated and accepted, shared with the connection initializers.
@@ -141,22 +141,22 @@ final class NIOTrustGate: Sendable {
         let sniHost = NIOPolicyTLS.serverName(for: host)
         let context = probeContext
         let handshakeDone = Locked<EventLoopFuture<Void>?>(nil)
-        let bootstrap = ClientBootstrap(group: HTTPClient.defaultEventLoopGroup)
-            .connectTimeout(connectTimeout)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handler = try NIOSSLClientHandler(
-                        context: context, serverHostname: sniHost,
-                        customVerificationCallback: NIOPolicyTLS.verificationCallback(
-                            policy: policy, host: host, eventLoop: channel.eventLoop
-                        ) { evaluation, leaf in outcome.withLock { $0 = (evaluation, leaf) } })
-                    let promise = channel.eventLoop.makePromise(of: Void.self)
-                    handshakeDone.withLock { $0 = promise.futureResult }
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                    try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: promise))
-                }
-            }
-        let channel = try await bootstrap.connect(host: host, port: key.port).get()
+        // Through the proxy's tunnel when there is one: the chain evaluated is the origin's.
+        let channel = try await NIOProxyTunnel.connect(
+            host: host, port: key.port, through: key.client.proxy, group: HTTPClient.defaultEventLoopGroup,
+            timeout: connectTimeout
+        ) { pipeline in
+            let eventLoop = pipeline.eventLoop
+            let handler = try NIOSSLClientHandler(
+                context: context, serverHostname: sniHost,
+                customVerificationCallback: NIOPolicyTLS.verificationCallback(
+                    policy: policy, host: host, eventLoop: eventLoop
+                ) { evaluation, leaf in outcome.withLock { $0 = (evaluation, leaf) } })
+            let promise = eventLoop.makePromise(of: Void.self)
+            handshakeDone.withLock { $0 = promise.futureResult }
+            try pipeline.addHandler(handler)
+            try pipeline.addHandler(HandshakeWaiter(promise: promise))
+        }
         let timeout = channel.eventLoop.scheduleTask(in: connectTimeout) { channel.close(promise: nil) }
         let handshake: Result<Void, any Error>
         do {

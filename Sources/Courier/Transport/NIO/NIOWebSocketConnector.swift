@@ -58,38 +58,35 @@ struct NIOWebSocketConnector {
             })
         // A caller's timeout may be anything a Duration holds: clamped rather than overflowing TimeAmount.
         let timeout = TimeAmount.milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout))
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(timeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tlsContext {
-                        let sni = NIOPolicyTLS.serverName(for: target.host)
-                        let handler: NIOSSLClientHandler
-                        if policy.isDefault {
-                            handler = try NIOSSLClientHandler(context: tlsContext, serverHostname: sni)
-                        } else {
-                            handler = try NIOSSLClientHandler(
-                                context: tlsContext, serverHostname: sni,
-                                customVerificationCallback: NIOPolicyTLS.verificationCallback(
-                                    policy: policy, host: target.host, eventLoop: channel.eventLoop
-                                ) { found, _ in evaluation.withLock { $0 = found } })
-                        }
-                        try pipeline.addHandler(handler)
-                    }
-                    try pipeline.addHTTPClientHandlers(
-                        leftOverBytesStrategy: .forwardBytes,
-                        withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-                    try pipeline.addHandler(
-                        NIOWebSocketUpgradeRefusal(promise: opened, url: request.url, timing: timing),
-                        name: NIOWebSocketUpgradeRefusal.name)
+        let configure: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void = { pipeline in
+            if let tlsContext {
+                let sni = NIOPolicyTLS.serverName(for: target.host)
+                let handler: NIOSSLClientHandler
+                if policy.isDefault {
+                    handler = try NIOSSLClientHandler(context: tlsContext, serverHostname: sni)
+                } else {
+                    handler = try NIOSSLClientHandler(
+                        context: tlsContext, serverHostname: sni,
+                        customVerificationCallback: NIOPolicyTLS.verificationCallback(
+                            policy: policy, host: target.host, eventLoop: pipeline.eventLoop
+                        ) { found, _ in evaluation.withLock { $0 = found } })
                 }
+                try pipeline.addHandler(handler)
             }
+            try pipeline.addHTTPClientHandlers(
+                leftOverBytesStrategy: .forwardBytes,
+                withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+            try pipeline.addHandler(
+                NIOWebSocketUpgradeRefusal(promise: opened, url: request.url, timing: timing),
+                name: NIOWebSocketUpgradeRefusal.name)
+        }
         let channel: any Channel
         let connectStart = Date()
         do {
-            channel = try await bootstrap.connect(host: target.host, port: target.port).get()
+            // Through the proxy's tunnel when there is one: TLS, and the policy's check, are with the origin.
+            channel = try await NIOProxyTunnel.connect(
+                host: target.host, port: target.port, through: request.proxy, group: loop, timeout: timeout,
+                configure: configure)
             let connected = Date()
             timing.withLock { metrics in
                 (metrics.fetchStartDate, metrics.connectStartDate) = (connectStart, connectStart)
@@ -101,7 +98,7 @@ struct NIOWebSocketConnector {
             }
         } catch {
             opened.fail(error)
-            throw NIOTransport.courierError(error, url: request.url)
+            throw NIOTransport.courierError(error, url: request.url, proxy: request.proxy)
         }
         let deadline = loop.scheduleTask(in: timeout) {
             opened.fail(CourierError.timedOut(context: CourierError.Context()))
@@ -135,7 +132,7 @@ struct NIOWebSocketConnector {
                 throw CourierError.serverTrustEvaluationFailed(host: target.host, reason: found.reason)
             }
             if let courier = error as? CourierError { throw courier }
-            throw NIOTransport.courierError(error, url: request.url)
+            throw NIOTransport.courierError(error, url: request.url, proxy: request.proxy)
         }
     }
 

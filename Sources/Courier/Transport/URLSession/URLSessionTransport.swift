@@ -20,6 +20,12 @@ import Foundation
 ///   `Accept-Language: en` and `Connection: keep-alive`.
 /// - It joins repeated response fields into one value with `, ` (two `Set-Cookie` arrive as one `a=1, b=2`), and it
 ///   does not report the HTTP version: ``TransportResponse/httpVersion`` is always `HTTP/1.1`, even over HTTP/2.
+/// - It picks proxies itself, and no request can choose another: on Linux libcurl reads `http_proxy`, `https_proxy`,
+///   `all_proxy` and `no_proxy` (and ignores `connectionProxyDictionary`, measured); on Apple platforms the system's
+///   proxy settings apply. So a request whose ``TransportRequest/proxy`` is not the one the environment gives it
+///   (on Linux), or that names any proxy (on Apple platforms), fails with
+///   ``CourierError/unsupportedURL(_:reason:context:)`` rather than going another way; with the default
+///   ``SessionConfiguration/proxy`` (the environment's) requests go through as libcurl routes them.
 /// - It negotiates HTTP/2 over TLS whenever the server offers it, with no switch to stop it: an `https` request that
 ///   asks for ``HTTPVersionPolicy/http1Only`` fails with ``CourierError/unsupportedURL(_:reason:context:)``.
 ///
@@ -117,6 +123,22 @@ public final class URLSessionTransport: Transport {
         }
     }
 
+    /// Fails a request that asks for a proxy other than the one URLSession will use (see ``URLSessionTransport``).
+    static func checkProxy(of request: TransportRequest) throws {
+        #if canImport(Darwin)
+            let routed: Proxy? = nil
+        #else
+            let routed = try? ProxySettings.environment()?.proxy(for: request.url)
+        #endif
+        guard request.proxy != routed else { return }
+        let wanted = request.proxy.map { "through \($0)" } ?? "directly"
+        let actual = routed.map { "through \($0), as the environment says" } ?? "directly or as the system says"
+        throw CourierError.unsupportedURL(
+            request.url,
+            reason: "URLSessionTransport cannot send it \(wanted): URLSession would send it \(actual); "
+                + "use NIOTransport to choose the proxy per request", context: CourierError.Context())
+    }
+
     /// Sends the request; see ``Transport/send(_:)``.
     ///
     /// - Throws: ``CourierError``: `.cancelled` when the awaiting task is cancelled, `.fileOperationFailed` when the
@@ -126,6 +148,7 @@ public final class URLSessionTransport: Transport {
         var request = request
         let fetchStart = Date()
         request.securityPolicy.serverTrustHook = nil  // never called here: see SessionHooks.serverTrust
+        try Self.checkProxy(of: request)
         if request.httpVersion == .http1Only, request.url.scheme?.lowercased() == "https" {
             throw CourierError.unsupportedURL(
                 request.url,
