@@ -80,6 +80,11 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "--http1: HTTP/1.1 only; --http2: HTTP/2 when the server offers it over TLS (the default).")
     var httpVersion: HTTPVersionChoice?
 
+    @Option(help: "Keep this request's custom headers, auth and cookies for the next ones: a session NAME per host.")
+    var session: String?
+    @Option(help: "Use a session's headers, auth and cookies without changing it.")
+    var sessionReadOnly: String?
+
     @Flag(help: .hidden)
     var forceProgress = false
 
@@ -129,7 +134,20 @@ struct RequestCommand: AsyncParsableCommand {
             timeout: timeout, maxRedirects: maxRedirects, follow: follow,
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
-            httpVersion: httpVersion == .http1 ? .http1Only : .automatic, proxy: try proxyFlag.settings())
+            httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
+            proxy: try proxyFlag.settings())
+    }
+}
+
+extension RequestCommand {
+    /// `--session` or `--session-read-only`, not both.
+    func sessionChoice() throws -> (name: String, readOnly: Bool)? {
+        switch (session, sessionReadOnly) {
+        case (nil, nil): return nil
+        case (let name?, nil): return (name, false)
+        case (nil, let name?): return (name, true)
+        case (.some, .some): throw CommandFailure(.failure, "choose one of --session and --session-read-only")
+        }
     }
 }
 

@@ -32,6 +32,8 @@ struct RequestOptions: Sendable {
     var showsMetrics = false
     /// `--http1` keeps to HTTP/1.1; otherwise HTTP/2 is used when the server offers it over TLS.
     var httpVersion: HTTPVersionPolicy = .automatic
+    /// `--session NAME` or `--session-read-only NAME`.
+    var session: (name: String, readOnly: Bool)? = nil
     /// `--proxy`, else the environment's proxies.
     var proxy: ProxySettings? = .environment()
 }

@@ -11,9 +11,25 @@ struct RequestRunner {
     var console: Console
 
     func run() async throws -> ExitStatus {
-        let (plan, auth, timeout) = (options.plan, options.auth, options.timeout)
+        let sessionFile = try options.session.map { session in
+            try SessionFile.locate(
+                name: session.name, for: URL(string: options.plan.url) ?? URL(fileURLWithPath: "/"),
+                readOnly: session.readOnly, environment: ProcessInfo.processInfo.environment)
+        }
+        let stored = try sessionFile?.load() ?? StoredSession()
+        let plan = options.plan
+        let timeout = options.timeout
+        // The session's credentials, unless this invocation gives its own.
+        let auth =
+            options.auth
+            ?? stored.auth.map {
+                AuthOptions(
+                    credential: Credential(user: $0.username, password: $0.password),
+                    scheme: AuthOptions.Scheme(rawValue: $0.type) ?? .basic)
+            }
         // Reading the files of name=@file items blocks: not on the cooperative pool.
         var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
+        if sessionFile != nil { Self.apply(stored, to: &prepared.urlRequest, plan: plan) }
         if options.download != nil { Self.askForIdentityEncoding(&prepared.urlRequest, plan: plan) }
         if options.offline {
             try await printRequest(prepared, toStdout: true)
@@ -24,18 +40,47 @@ struct RequestRunner {
         let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
         defer { spinner?.stop() }
         let metrics = options.showsMetrics ? MetricsPrinter(console: console) : nil
-        let manager = try makeManager(monitors: (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? []))
+        let recorder = sessionFile.map { _ in SessionRecorder() }
+        var monitors: [any EventMonitor] = (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? [])
+        if let recorder { monitors.append(recorder) }
+        var runner = self
+        runner.options.auth = auth
+        let manager = try runner.makeManager(monitors: monitors)
         defer { manager.invalidate(cancelingTasks: true) }
         let status: ExitStatus
         do {
-            status = try await transfer(prepared, manager: manager, spinner: spinner)
+            status = try await runner.transfer(prepared, manager: manager, spinner: spinner)
         } catch {
             await metrics?.waitUntilPrinted()
             throw error
         }
         await metrics?.waitUntilPrinted()
         try await console.flush()
+        if let sessionFile, let recorder {
+            await recorder.waitUntilCompleted()
+            let sent = plan.items.compactMap { item -> StoredSession.Header? in
+                guard case .header(let value) = item.kind else { return nil }
+                return StoredSession.Header(name: item.name, value: value)
+            }
+            let given = options.auth.map {
+                StoredSession.Auth(
+                    type: $0.scheme.rawValue, username: $0.credential.user, password: $0.credential.password)
+            }
+            try sessionFile.save(
+                stored.updated(sent: sent, auth: given, responses: recorder.recorded), replacing: stored)
+        }
         return status
+    }
+
+    /// Adds a session's header fields (those this invocation does not set itself) and its cookies for the URL.
+    static func apply(_ session: StoredSession, to request: inout URLRequest, plan: RequestPlan) {
+        let named = Set(plan.items.map { $0.name.lowercased() })
+        for header in session.headers where !named.contains(header.name.lowercased()) {
+            request.setValue(header.value, forHTTPHeaderField: header.name)
+        }
+        if !named.contains("cookie"), let url = request.url, let cookies = session.cookieField(for: url) {
+            request.setValue(cookies, forHTTPHeaderField: "Cookie")
+        }
     }
 
     /// Sends the request over `manager` and prints the exchange.

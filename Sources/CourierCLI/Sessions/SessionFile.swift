@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where a ``StoredSession`` lives and how it is read and written: `<config>/courier/sessions/<host>_<port>/<name>.json`,
+/// `<config>` being `$XDG_CONFIG_HOME` or `~/.config`. The folders are made with mode 0700 and the file is written
+/// with mode 0600 (it holds credentials and cookies): to a new file beside it, then renamed over it, so a reader
+/// never sees half a session. A read-only session (`--session-read-only`) is never written.
+struct SessionFile: Sendable {
+    let url: URL
+    let readOnly: Bool
+
+    /// The file of session `name` for requests to `target`.
+    ///
+    /// - Throws: ``CommandFailure`` for a name that is not letters, digits, `-`, `_` and `.` (a name cannot
+    ///   reach another folder), or when there is no configuration folder.
+    static func locate(name: String, for target: URL, readOnly: Bool, environment: [String: String]) throws
+        -> SessionFile
+    {
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        guard !name.isEmpty, name.count <= 100, !name.hasPrefix("."),
+            name.unicodeScalars.allSatisfy({ allowed.contains($0) })
+        else {
+            throw CommandFailure(
+                .failure, "--session names are letters, digits, '-', '_' and '.', not starting with '.'")
+        }
+        let base: URL
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            base = URL(fileURLWithPath: xdg)
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            base = URL(fileURLWithPath: home).appendingPathComponent(".config")
+        } else {
+            throw CommandFailure(.failure, "--session needs HOME or XDG_CONFIG_HOME to find the configuration folder")
+        }
+        let host = (target.host ?? "").lowercased().filter { $0.isLetter || $0.isNumber || "-.:".contains($0) }
+            .replacingOccurrences(of: ":", with: "-")
+        let port = target.port ?? (target.scheme?.lowercased() == "https" ? 443 : 80)
+        let folder = base.appendingPathComponent("courier/sessions/\(host)_\(port)")
+        return SessionFile(url: folder.appendingPathComponent(name + ".json"), readOnly: readOnly)
+    }
+
+    /// The session stored; an empty one when there is no file yet.
+    ///
+    /// - Throws: ``CommandFailure`` for a file that is not a session.
+    func load() throws -> StoredSession {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return StoredSession() }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(StoredSession.self, from: data)
+        } catch {
+            throw CommandFailure(.failure, "the session file \(url.path) is not a courier session: \(error)")
+        }
+    }
+
+    /// Writes `session` (mode 0600), unless the session is read-only or unchanged.
+    ///
+    /// - Throws: ``CommandFailure`` when the file cannot be written.
+    func save(_ session: StoredSession, replacing previous: StoredSession) throws {
+        guard !readOnly, session != previous else { return }
+        let folder = url.deletingLastPathComponent()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let data = try encoder.encode(session)
+            let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+            let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+            do {
+                try handle.write(contentsOf: data)
+                try handle.close()
+            } catch {
+                unlink(temporary.path)
+                throw error
+            }
+            guard rename(temporary.path, url.path) == 0 else {
+                let code = errno
+                unlink(temporary.path)
+                throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+            }
+        } catch {
+            throw CommandFailure(.failure, "cannot write the session file \(url.path): \(error)")
+        }
+    }
+}
