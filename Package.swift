@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
         // The request log line (SessionConfiguration.logger); AsyncHTTPClient depends on it anyway.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        // `swift package generate-documentation`: builds the DocC catalog; no target depends on it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Request metrics (SessionConfiguration.metricsFactory); no further dependencies.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],

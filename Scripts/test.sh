@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command, and CI's (`.ci/run` calls it): installs what the tests need when it is missing (from
 # Debian's packages and PyPI), fails on any compiler warning in Courier's own code and on a layering violation, then
-# runs the whole suite with `swift test`. Arguments go to `swift test` (e.g. `--filter WebSocket`).
+# runs the whole suite with `swift test`. It also builds the DocC catalog and fails on any of its warnings. Arguments go to `swift test` (e.g. `--filter WebSocket`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,5 +36,8 @@ fi
 
 # No folder of the module may use one above it (see the Architecture article).
 python3 Scripts/architecture.py >/dev/null
+
+# The DocC catalog builds without a warning (a broken symbol link, an undocumented parameter).
+swift package generate-documentation --target Courier --warnings-as-errors >/dev/null
 
 swift test "$@"

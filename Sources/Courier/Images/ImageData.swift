@@ -10,7 +10,7 @@ import Foundation
 ///
 /// There is no `UIImage` on Linux, so this is what ``ImageResponseSerializer`` produces everywhere. Creating one
 /// reads only the file's headers — enough to know the format and the pixel size — and keeps the bytes as they came;
-/// ``platformImage`` turns it into a `UIImage` or `NSImage` where those exist.
+/// `platformImage` turns it into a `UIImage` or `NSImage` where those exist.
 public struct ImageData: Sendable, Hashable {
     /// The encoded image, exactly as received.
     public let data: Data

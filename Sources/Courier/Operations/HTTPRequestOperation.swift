@@ -74,8 +74,8 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         _ = responseObject
     }
 
-    /// Sets ``completionBlock`` to call `success` with the ``responseObject`` or `failure` with the ``error``, on
-    /// ``completionQueue`` inside ``completionGroup``; the response is serialized before, off the calling thread and
+    /// Sets `completionBlock` to call `success` with the ``responseObject`` or `failure` with the ``error``, on
+    /// ``URLConnectionOperation/completionQueue`` inside ``URLConnectionOperation/completionGroup``; the response is serialized before, off the calling thread and
     /// off the completion queue.
     public func setCompletionBlock(
         success: (@Sendable (HTTPRequestOperation, (any Sendable)?) -> Void)?,

@@ -306,7 +306,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
     }
 
     /// Pauses the operation: a running request is stopped, what was received is kept, and
-    /// ``Foundation/Notification/Name/operationDidFinish`` is posted. Does nothing when the operation is paused,
+    /// `Notification.Name.operationDidFinish` is posted. Does nothing when the operation is paused,
     /// finished or cancelled.
     open func pause() {
         let outcome = store.withLock { store -> (State, SessionManager?)? in

@@ -32,7 +32,7 @@ public final class ReachabilityManager: Sendable {
         case address(String)
     }
 
-    /// The user-info key of ``Foundation/Notification/Name/reachabilityDidChange`` for the new status (its raw
+    /// The user-info key of `Notification.Name.reachabilityDidChange` for the new status (its raw
     /// value as an `NSNumber`): AFNetworking's `AFNetworkingReachabilityNotificationStatusItem`.
     public static let statusUserInfoKey = "AFNetworkingReachabilityNotificationStatusItem"
 

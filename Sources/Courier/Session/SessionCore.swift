@@ -45,7 +45,7 @@ final class SessionCore: TaskController {
     let sweeperRunning = Locked(false)
     /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
     let serverTrustHook = Locked<ServerTrustHook?>(nil)
-    /// The manager, the object of ``Foundation/Notification/Name/sessionDidInvalidate``.
+    /// The manager, the object of `Notification.Name.sessionDidInvalidate`.
     let owner = Locked(Owner())
 
     struct Owner {

@@ -29,7 +29,7 @@ public struct SessionHooks: Sendable {
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
     /// Called once when the session has been invalidated and its last task has completed
     /// (`setSessionDidBecomeInvalidBlock:`), with the error that invalidated it, if any; then
-    /// ``Foundation/Notification/Name/sessionDidInvalidate`` is posted.
+    /// `Notification.Name.sessionDidInvalidate` is posted.
     public var sessionDidBecomeInvalid: (@Sendable ((any Error)?) -> Void)?
     /// Decides whether to trust a server, instead of the session's ``SecurityPolicy``: given the host and the
     /// certificate chain the server presented (DER, leaf first), before any byte of a request is sent. Called by

@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Creates and runs tasks, one ``TaskDelegate`` per task (`AFURLSessionManager`).
+/// Creates and runs tasks, one task delegate per task (`AFURLSessionManager`).
 ///
 /// ```swift
 /// let manager = SessionManager()
@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Factories return suspended tasks, as AFNetworking's do. Each running task has a runner on Swift's concurrent
 /// pool, where its response is serialized, off the transport's threads (AFNetworking's processing queue);
-/// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``. Notifications (``Foundation/Notification/Name/taskDidResume`` …) are posted on the thread
+/// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``. Notifications (`Notification.Name.taskDidResume` …) are posted on the thread
 /// where the change happens, and ``events()`` delivers the same changes as an `AsyncStream`.
 ///
 /// Releasing a manager cancels its running tasks; ``invalidate(cancelingTasks:)`` does so explicitly.
@@ -242,8 +242,11 @@ open class SessionManager: @unchecked Sendable {
     /// Sends `request` and returns as soon as the response head has arrived, with the body still to be read as it
     /// arrives.
     ///
-    /// - Parameter acceptableStatusCodes: other statuses throw ``CourierError/unacceptableStatusCode(_:context:underlyingError:)``
-    ///   with the first MiB of the body attached; `nil` accepts every status.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - acceptableStatusCodes: other statuses throw
+    ///     ``CourierError/unacceptableStatusCode(_:context:underlyingError:)`` with the first MiB of the body
+    ///     attached; `nil` accepts every status.
     /// - Throws: ``CourierError`` when the request fails before its head arrives. Cancelling the calling Swift
     ///   task before then cancels the request; afterwards, stop iterating the body (or cancel the iterating task).
     ///   As with every task, releasing the manager cancels it: keep the manager while you read the body.
@@ -311,7 +314,7 @@ open class SessionManager: @unchecked Sendable {
 
     /// Stops the manager: new tasks complete at once with a cancellation error, running tasks are cancelled when
     /// `cancelingTasks` is `true` and otherwise finish normally. Once the last task has completed, the
-    /// ``SessionHooks/sessionDidBecomeInvalid`` hook runs, ``Foundation/Notification/Name/sessionDidInvalidate`` is
+    /// ``SessionHooks/sessionDidBecomeInvalid`` hook runs, `Notification.Name.sessionDidInvalidate` is
     /// posted, monitors hear of it and ``events()`` ends.
     public func invalidate(cancelingTasks: Bool) {
         core.invalidate(cancelingTasks: cancelingTasks)

@@ -98,7 +98,7 @@ public struct ProxySettings: Sendable, Hashable {
             && lhs.invalid == rhs.invalid
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(http)
         hasher.combine(https)

@@ -18,7 +18,7 @@ public protocol Transport: Sendable {
     func send(_ request: TransportRequest) async throws -> TransportResponse
 
     /// Runs a whole exchange and returns the response with its whole body as one chunk
-    /// (``DataChunks/whole`` is set).
+    /// (`DataChunks.whole` is set).
     ///
     /// Sessions use it for the common task whose body nobody watches chunk by chunk: an `async` call whose caller
     /// awaits the whole value anyway. Timeouts and ``SessionTask/cancel()`` reach the exchange through

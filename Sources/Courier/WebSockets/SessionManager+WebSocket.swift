@@ -8,6 +8,8 @@ extension SessionManager {
     /// A WebSocket task for `request` (`ws`, `wss`, `http` or `https`), offering `protocols`; see ``WebSocketTask``.
     ///
     /// - Parameters:
+    ///   - request: the upgrade request: its URL, header fields and timeout.
+    ///   - protocols: the subprotocols offered, in order of preference.
     ///   - maximumMessageSize: the largest message accepted (default 1 MiB); a larger one closes with 1009.
     ///   - pingInterval: when set, a ping is sent this often while the connection is open.
     public func webSocketTask(

@@ -25,6 +25,9 @@ extension RequestSerializer {
     /// ```
     ///
     /// - Parameters:
+    ///   - method: the method, e.g. `POST`.
+    ///   - urlString: the absolute URL.
+    ///   - parameters: fields sent before the parts, flattened as described above.
     ///   - boundary: the form's boundary; random by default.
     ///   - constructingBody: appends the parts; an error it throws is rethrown.
     /// - Throws: ``CourierError/multipartEncodingFailed(reason:fileURL:underlyingError:)`` for GET and HEAD, which

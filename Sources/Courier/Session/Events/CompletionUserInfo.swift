@@ -1,6 +1,6 @@
 import Foundation
 
-/// The user info of ``Foundation/Notification/Name/taskDidComplete``, built for every task that completes, so built
+/// The user info of `Notification.Name.taskDidComplete`, built for every task that completes, so built
 /// without hashing a key.
 ///
 /// The keys a completion can carry are fixed (``SessionNotificationKey``), and only nine combinations occur. Each

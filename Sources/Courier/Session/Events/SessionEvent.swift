@@ -33,7 +33,7 @@ extension Notification.Name {
         "com.alamofire.networking.session.download.file-manager-error")
 }
 
-/// The user-info keys of ``Foundation/Notification/Name/taskDidComplete``, with AFNetworking's values.
+/// The user-info keys of `Notification.Name.taskDidComplete`, with AFNetworking's values.
 public enum SessionNotificationKey {
     /// The response serializer used.
     public static let responseSerializer = "com.alamofire.networking.task.complete.responseserializer"
