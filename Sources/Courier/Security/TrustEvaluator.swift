@@ -211,7 +211,7 @@ struct TrustEvaluator {
         var host = rawHost.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host.removeLast() }
-        let address = ipAddressBytes(host)
+        let address = IPAddress.bytes(host)
         if let names = try? certificate.extensions.subjectAlternativeNames, !names.isEmpty {
             for name in names {
                 switch name {
@@ -244,17 +244,5 @@ struct TrustEvaluator {
         guard suffix.split(separator: ".").count >= 2, host.hasSuffix(suffix) else { return false }
         let label = host.dropLast(suffix.count)
         return !label.isEmpty && !label.contains(".")
-    }
-
-    static func ipAddressBytes(_ host: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
     }
 }

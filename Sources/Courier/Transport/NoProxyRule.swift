@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// One entry of a `NO_PROXY` list, as curl reads it: requests to a matching host go direct.
 ///
 /// - `*` matches every host.
@@ -70,7 +64,7 @@ struct NoProxyRule: Sendable, Hashable {
             while name.hasSuffix(".") { name.removeLast() }
             return name == domain || name.hasSuffix("." + domain)
         case .network(let network, let prefix):
-            guard let address = Self.bytes(of: host), address.count == network.count else { return false }
+            guard let address = IPAddress.bytes(host), address.count == network.count else { return false }
             return Self.prefixMatches(address, network, bits: prefix)
         }
     }
@@ -78,24 +72,11 @@ struct NoProxyRule: Sendable, Hashable {
     /// `10.0.0.0/8`, `::1`, `192.168.1.1` as a network; `nil` when `text` is no address.
     private static func network(_ text: String) -> Pattern? {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let address = bytes(of: String(parts[0])) else { return nil }
+        guard parts.count <= 2, let address = IPAddress.bytes(String(parts[0])) else { return nil }
         let bits = address.count * 8
         guard parts.count == 2 else { return .network(address, prefix: bits) }
         guard let prefix = Int(parts[1]), (0...bits).contains(prefix) else { return nil }
         return .network(address, prefix: prefix)
-    }
-
-    /// The bytes of an IPv4 or IPv6 address; `nil` for a name.
-    private static func bytes(of text: String) -> [UInt8]? {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            return withUnsafeBytes(of: &v4) { Array($0) }
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { Array($0) }
-        }
-        return nil
     }
 
     private static func prefixMatches(_ address: [UInt8], _ network: [UInt8], bits: Int) -> Bool {

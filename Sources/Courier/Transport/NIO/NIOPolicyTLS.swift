@@ -24,7 +24,7 @@ enum NIOPolicyTLS {
 
     /// The name to send as SNI for `host`: none for an IP address.
     static func serverName(for host: String) -> String? {
-        TrustEvaluator.ipAddressBytes(host) == nil ? host : nil
+        IPAddress.bytes(host) == nil ? host : nil
     }
 
     /// NIOSSL's verification callback (it replaces NIOSSL's own checks) that evaluates `policy` over the peer's

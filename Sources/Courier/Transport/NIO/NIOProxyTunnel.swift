@@ -137,13 +137,8 @@ struct TunnelScript: Sendable {
 
     private var connectRequest: [UInt8] {
         let portBytes: [UInt8] = [UInt8(truncatingIfNeeded: port >> 8), UInt8(truncatingIfNeeded: port)]
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return [5, 1, 0, 1] + withUnsafeBytes(of: &v4) { Array($0) } + portBytes
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return [5, 1, 0, 4] + withUnsafeBytes(of: &v6) { Array($0) } + portBytes
+        if let address = IPAddress.bytes(host) {
+            return [5, 1, 0, address.count == 4 ? 1 : 4] + address + portBytes
         }
         let name = Array(host.utf8.prefix(255))
         return [5, 1, 0, 3, UInt8(name.count)] + name + portBytes
