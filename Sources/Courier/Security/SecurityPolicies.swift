@@ -7,7 +7,7 @@ import Foundation
 /// var policies = SecurityPolicies(default: .default)
 /// policies.hostPolicies["api.example.com"] = pinned
 /// policies.allHostsMustBeEvaluated = true   // any other https host fails with -1202
-/// manager.securityPolicies = policies
+/// try manager.setSecurityPolicies(policies)
 /// ```
 public struct SecurityPolicies: Sendable, Hashable {
     /// The policy for hosts without their own; AFNetworking's ``SecurityPolicy/default`` by default.
