@@ -9,6 +9,9 @@ let package = Package(
         // Pixels for ImageDownloader: libpng and libjpeg on Linux (`apt-get install libpng-dev libjpeg62-turbo-dev`),
         // ImageIO on Apple platforms. Separate, so the core library and `courier` build without those headers.
         .library(name: "CourierImageDecoding", targets: ["CourierImageDecoding"]),
+        // apple/swift-http-types' HTTPRequest, HTTPResponse and HTTPFields to and from Courier's own types, and
+        // sessions called with them. Separate, so the core library gains no dependency.
+        .library(name: "CourierHTTPTypes", targets: ["CourierHTTPTypes"]),
         .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
@@ -30,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         // Request metrics (SessionConfiguration.metricsFactory); no further dependencies.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // Only for CourierHTTPTypes; AsyncHTTPClient depends on it anyway.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -66,6 +71,11 @@ let package = Package(
         .target(
             name: "CourierImageDecoding",
             dependencies: ["Courier", .target(name: "CCourierImageCodecs", condition: .when(platforms: [.linux]))],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "CourierHTTPTypes",
+            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // Makes certificate chains at run time for tests and `courier demo`; not a product.
@@ -115,6 +125,8 @@ let package = Package(
                 .target(name: "CCourierImageTestSupport", condition: .when(platforms: [.linux])),
                 "CourierCLI",
                 "CourierFixtures",
+                "CourierHTTPTypes",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
