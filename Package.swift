@@ -9,6 +9,12 @@ let package = Package(
         // Pixels for ImageDownloader: libpng and libjpeg on Linux (`apt-get install libpng-dev libjpeg62-turbo-dev`),
         // ImageIO on Apple platforms. Separate, so the core library and `courier` build without those headers.
         .library(name: "CourierImageDecoding", targets: ["CourierImageDecoding"]),
+        // apple/swift-http-types' HTTPRequest, HTTPResponse and HTTPFields to and from Courier's own types, and
+        // sessions called with them. Separate, so the core library gains no dependency.
+        .library(name: "CourierHTTPTypes", targets: ["CourierHTTPTypes"]),
+        // A ClientTransport for apple/swift-openapi-runtime: clients made by swift-openapi-generator send through a
+        // Courier session.
+        .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
         .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
@@ -32,6 +38,10 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Request metrics (SessionConfiguration.metricsFactory); no further dependencies.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // Only for CourierHTTPTypes and CourierOpenAPI; AsyncHTTPClient depends on it anyway.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Only for CourierOpenAPI.
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         .target(
@@ -68,6 +78,21 @@ let package = Package(
         .target(
             name: "CourierImageDecoding",
             dependencies: ["Courier", .target(name: "CCourierImageCodecs", condition: .when(platforms: [.linux]))],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "CourierHTTPTypes",
+            dependencies: ["Courier", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .target(
+            name: "CourierOpenAPI",
+            dependencies: [
+                "Courier",
+                "CourierHTTPTypes",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // Makes certificate chains at run time for tests and `courier demo`; not a product.
@@ -117,6 +142,10 @@ let package = Package(
                 .target(name: "CCourierImageTestSupport", condition: .when(platforms: [.linux])),
                 "CourierCLI",
                 "CourierFixtures",
+                "CourierHTTPTypes",
+                "CourierOpenAPI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

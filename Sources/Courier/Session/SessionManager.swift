@@ -230,10 +230,26 @@ open class SessionManager: @unchecked Sendable {
     public func dataStreamTask(
         with request: URLRequest, completionHandler: TaskCompletionHandler? = nil
     ) -> DataStreamTask {
+        makeDataStreamTask(with: request, body: nil, completionHandler: completionHandler)
+    }
+
+    /// A streamed data task (see ``dataStreamTask(with:completionHandler:)``) that sends `body` as the request's
+    /// body, pulled chunk by chunk as the connection takes it: an upload whose answer is read as it arrives. A body
+    /// of unknown length is sent chunked; one that is not replayable cannot follow a 307/308 redirect or be sent
+    /// again by a retrier.
+    public func dataStreamTask(
+        with request: URLRequest, body: RequestBody, completionHandler: TaskCompletionHandler? = nil
+    ) -> DataStreamTask {
+        makeDataStreamTask(with: request, body: body, completionHandler: completionHandler)
+    }
+
+    private func makeDataStreamTask(
+        with request: URLRequest, body: RequestBody?, completionHandler: TaskCompletionHandler?
+    ) -> DataStreamTask {
         let handoff = ChunkHandoff()
         let task = DataStreamTask(request: request, controller: core, handoff: handoff)
         let delegate = TaskDelegate(
-            serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
+            serializer: responseSerializer, uploadBody: body, uploadProgress: nil, downloadProgress: nil,
             completion: completionHandler, hopsToCompletionQueue: true, stream: handoff)
         core.register(task, delegate: delegate)
         return task
@@ -253,7 +269,22 @@ open class SessionManager: @unchecked Sendable {
     public func stream(
         _ request: URLRequest, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
     ) async throws -> StreamedResponse {
-        let task = dataStreamTask(with: request)
+        try await stream(request, uploading: nil, acceptableStatusCodes: acceptableStatusCodes)
+    }
+
+    /// ``stream(_:acceptableStatusCodes:)`` for a request that sends `body`, streamed as the connection takes it
+    /// (see ``dataStreamTask(with:body:completionHandler:)``); the call returns once the response head has arrived,
+    /// which a server may send before it has read the whole body.
+    public func stream(
+        _ request: URLRequest, body: RequestBody, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+    ) async throws -> StreamedResponse {
+        try await stream(request, uploading: body, acceptableStatusCodes: acceptableStatusCodes)
+    }
+
+    private func stream(
+        _ request: URLRequest, uploading body: RequestBody?, acceptableStatusCodes: IndexSet?
+    ) async throws -> StreamedResponse {
+        let task = makeDataStreamTask(with: request, body: body, completionHandler: nil)
         let head = try await withTaskCancellationHandler {
             task.resume()
             return try await task.response()

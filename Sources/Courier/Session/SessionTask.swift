@@ -94,6 +94,10 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     public var httpVersion: String? { head?.httpVersion }
     /// The response head as the transport delivered it; ``response`` is made from it on first use.
     var head: ResponseHead? { mutable.withLock { $0.response } }
+    /// The latest response head as the transport delivered it (after redirects, the final one), once one has
+    /// arrived: the header fields in order, each name as the server wrote it, repeated fields (two `Set-Cookie`) kept
+    /// apart, where ``response`` (Foundation's form) joins them.
+    public var responseHead: ResponseHead? { head }
     /// Why the task failed (transport errors, cancellation, timeouts; not serialization errors), once it has.
     public var error: (any Error)? { mutable.withLock { $0.error } }
     /// How many times the task's request was sent again at a retrier's word (see ``RequestRetrier``).
