@@ -6,10 +6,13 @@
 #   REQUESTS=5000 ROUNDS=3 bash Benchmarks/http2.sh
 #   BENCH_BIN=/other/Benchmarks/.build/release/CourierBench bash Benchmarks/http2.sh   # a prebuilt binary
 #
-# Installs nginx and curl with apt-get when missing. Makes a private CA and a leaf certificate for 127.0.0.1 with
-# openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free 127.0.0.1 port,
-# and in each round measures CourierBench's raw AsyncHTTPClient and Courier clients (one process, their requests in
-# alternating slices) and curl (its own process), alternating which goes first. Every response must be HTTP/2.
+#   CONCURRENCY=8 bash Benchmarks/http2.sh        # another concurrency (curl's --parallel-max too)
+#
+# Installs nginx, curl and openssl with apt-get when missing. Makes a private CA and a leaf certificate for
+# 127.0.0.1 with openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free
+# 127.0.0.1 port, and in each round measures CourierBench's raw AsyncHTTPClient and Courier clients (one process,
+# their requests in alternating slices) and curl (its own process), alternating which goes first. Every response
+# must be HTTP/2. nginx is stopped and the certificates deleted on exit.
 set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,8 +23,8 @@ ROUNDS="${ROUNDS:-5}"
 source "$BENCH_DIR/common.sh"
 install_missing nginx curl openssl
 # --parallel came with curl 7.66; HTTP/2 needs a curl built with nghttp2.
-curl --help all | grep -q -- '--parallel-max' || { echo "this curl has no --parallel: $(curl --version | head -1)" >&2; exit 1; }
-curl --version | grep -q '^Features:.*HTTP2' || { echo "this curl has no HTTP/2: $(curl --version | head -1)" >&2; exit 1; }
+curl --help all | grep -q -- '--parallel-max' || { echo "no --parallel in $(curl --version | head -1)" >&2; exit 1; }
+curl --version | grep -q '^Features:.*HTTP2' || { echo "no HTTP/2 in $(curl --version | head -1)" >&2; exit 1; }
 
 # A second free port, for nginx's stub_status (plain HTTP): the connection counts per client.
 STATUS_PORT=""
@@ -94,8 +97,10 @@ start_nginx
 BASE_URL="https://127.0.0.1:$PORT/"
 STATUS_URL="http://127.0.0.1:$STATUS_PORT/status"
 for _ in $(seq 1 100); do port_is_free "$STATUS_PORT" || break; sleep 0.05; done
-echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json ($(wc -c <"$WORK/www/1k.json") bytes) over TLS + HTTP/2"
-probe="$(curl -sS --http2 --cacert "$TLS/root.pem" -o /dev/null -w '%{http_version} %{response_code} %{size_download}' "${BASE_URL}1k.json")"
+echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json" \
+    "($(wc -c <"$WORK/www/1k.json") bytes) over TLS + HTTP/2"
+probe="$(curl -sS --http2 --cacert "$TLS/root.pem" -o /dev/null \
+    -w '%{http_version} %{response_code} %{size_download}' "${BASE_URL}1k.json")"
 [[ "$probe" == "2 200 1024" ]] || { echo "preflight: curl got '$probe', not '2 200 1024'" >&2; exit 1; }
 
 if [[ -n "${BENCH_BIN:-}" ]]; then
@@ -121,7 +126,7 @@ accepted() { curl -sS "$STATUS_URL" | awk 'NR == 3 {print $1}'; }
 curl_round() {
     local before after
     before="$(accepted)"
-    python3 - curl --parallel --parallel-max "$CONCURRENCY" --http2 --cacert "$TLS/root.pem" -sS \
+    python3 - curl --parallel --parallel-max "$CONCURRENCY" --http2 --cacert "$TLS/root.pem" --no-progress-meter \
         -o /dev/null -w '%{http_version} %{response_code} %{size_download}\n' "${BASE_URL}1k.json?[1-$REQUESTS]" <<'PY'
 import collections, resource, subprocess, sys, time
 before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -174,7 +179,10 @@ for round in $(seq 1 "$ROUNDS"); do
             swift_round
         else
             read -r seconds cpu versions connections <<<"$(curl_round)"
-            [[ "$versions" == "2/200/1024x$REQUESTS" ]] || { echo "curl: responses were $versions, not all HTTP/2 200s of 1,024 bytes" >&2; exit 1; }
+            if [[ "$versions" != "2/200/1024x$REQUESTS" ]]; then
+                echo "curl: responses were $versions, not all HTTP/2 200s of 1,024 bytes" >&2
+                exit 1
+            fi
             results[curl]+="$seconds $cpu $connections -1;"
             report curl "$seconds" "$cpu" "HTTP/2 (all)" "opened $connections"
         fi

@@ -25,8 +25,9 @@ import NIOSSL
 /// after each client's warm-up and slices, and, at the end, its count of open connections before and after each
 /// client is shut down: how many connections each client opened, and how many carried its requests to the end.
 ///
-/// Prints one `result client=ahc|courier version=HTTP/2 requests=… seconds=… cpu=… csw=… opened=… open=…` line per
-/// client (`opened` and `open` are -1 without `--status`), after a readable one.
+/// Prints, per client, a readable line and then one for `http2.sh`:
+/// `result client=ahc|courier version=HTTP/2 requests=… seconds=… cpu=… csw=… opened=… open=…` (`opened` and
+/// `open` are -1 without `--status`).
 enum HTTP2Bench {
     struct Options {
         var baseURL: URL?
