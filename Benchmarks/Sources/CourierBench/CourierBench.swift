@@ -30,6 +30,9 @@ struct CourierBench {
                             (where Courier's time goes, without a network)
                CourierBench transfer upload|download|multipart courier|ahc --url URL --file PATH
                             (one large transfer, timed; run by transfers.sh)
+               CourierBench http2 --url https://127.0.0.1:PORT/ --ca ROOT.pem [--path 1k.json] [--requests 10000]
+                            [--concurrency 32] [--slices 5] [--status http://127.0.0.1:PORT2/status]
+                            (one round over HTTP/2 with TLS, raw AsyncHTTPClient vs Courier; run by http2.sh)
         """
 
     static func main() async {
@@ -44,6 +47,10 @@ struct CourierBench {
             }
             if CommandLine.arguments.dropFirst().first == "websocket" {
                 try await WebSocketBench.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
+            if CommandLine.arguments.dropFirst().first == "http2" {
+                try await HTTP2Bench.main(Array(CommandLine.arguments.dropFirst(2)))
                 return
             }
             if CommandLine.arguments.dropFirst().first == "transfer" {

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# HTTP/2: 1 KB GETs at concurrency 32 over TLS on one connection, Courier (NIOTransport) against raw
+# AsyncHTTPClient and `curl --parallel --http2`, in the same run (see README.md, "HTTP/2").
+#
+#   bash Benchmarks/http2.sh                       # N=10,000 GETs per client and round, c=32, 5 rounds, medians
+#   REQUESTS=5000 ROUNDS=3 bash Benchmarks/http2.sh
+#   BENCH_BIN=/other/Benchmarks/.build/release/CourierBench bash Benchmarks/http2.sh   # a prebuilt binary
+#
+#   CONCURRENCY=8 bash Benchmarks/http2.sh        # another concurrency (curl's --parallel-max too)
+#
+# Installs nginx, curl and openssl with apt-get when missing. Makes a private CA and a leaf certificate for
+# 127.0.0.1 with openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free
+# 127.0.0.1 port, and in each round measures CourierBench's raw AsyncHTTPClient and Courier clients (one process,
+# their requests in alternating slices) and curl (its own process), alternating which goes first. Every response
+# must be HTTP/2. nginx is stopped and the certificates deleted on exit.
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REQUESTS="${REQUESTS:-10000}"
+CONCURRENCY="${CONCURRENCY:-32}"
+ROUNDS="${ROUNDS:-5}"
+
+source "$BENCH_DIR/common.sh"
+install_missing nginx curl openssl
+# --parallel came with curl 7.66; HTTP/2 needs a curl built with nghttp2.
+curl --help all | grep -q -- '--parallel-max' || { echo "no --parallel in $(curl --version | head -1)" >&2; exit 1; }
+curl --version | grep -q '^Features:.*HTTP2' || { echo "no HTTP/2 in $(curl --version | head -1)" >&2; exit 1; }
+
+# A second free port, for nginx's stub_status (plain HTTP): the connection counts per client.
+STATUS_PORT=""
+for _ in $(seq 1 50); do
+    candidate=$((20000 + RANDOM % 30000))
+    if [[ "$candidate" != "$PORT" ]] && port_is_free "$candidate"; then STATUS_PORT="$candidate"; break; fi
+done
+[[ -n "$STATUS_PORT" ]] || { echo "no second free port found" >&2; exit 1; }
+
+mkdir -p "$WORK/www" "$WORK/temp" "$WORK/tls"
+chmod 755 "$WORK" "$WORK/www"
+# The same 1,024-byte JSON page as run.sh's (six user records), decoded into UserPage by the Swift clients.
+printf '%s' '{"page":1,"per_page":6,"total":2140,"users":[{"id":1041,"name":"Ada Lovelace","username":"ada","email":"ada@example.com","active":true,"score":98.5,"roles":["admin","dev"],"created_at":"2024-01-15T09:30:00Z"},{"id":1042,"name":"Alan Turing","username":"aturing","email":"aturing@example.com","active":true,"score":97.25,"roles":["dev"],"created_at":"2024-02-03T14:12:45Z"},{"id":1043,"name":"Grace Hopper","username":"grace","email":"grace@example.com","active":false,"score":88.0,"roles":["user"],"created_at":"2024-03-21T08:05:10Z"},{"id":1044,"name":"Edsger Dijkstra","username":"ewd","email":"ewd@example.com","active":true,"score":91.75,"roles":["dev","ops"],"created_at":"2024-04-09T17:45:30Z"},{"id":1045,"name":"Barbara Liskov","username":"liskov","email":"liskov@example.com","active":true,"score":95.0,"roles":["ops"],"created_at":"2024-05-30T11:20:00Z"},{"id":1046,"name":"Donald Knuth","username":"dek","email":"dek@example.com","active":false,"score":99.9,"roles":["user"],"created_at":"2024-06-18T06:55:15Z"}]}' \
+    >"$WORK/www/1k.json"
+chmod 644 "$WORK/www/1k.json"
+
+# --- certificates: root CA → leaf for 127.0.0.1 (P-256, valid for two days, made fresh each run) --------------
+TLS="$WORK/tls"
+openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=Courier benchmark root CA" -keyout "$TLS/root.key" -out "$TLS/root.pem" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=127.0.0.1" -keyout "$TLS/leaf.key" -out "$TLS/leaf.csr" 2>/dev/null
+cat >"$TLS/leaf.ext" <<'EOF'
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1
+EOF
+openssl x509 -req -in "$TLS/leaf.csr" -CA "$TLS/root.pem" -CAkey "$TLS/root.key" -CAcreateserial -days 2 \
+    -extfile "$TLS/leaf.ext" -out "$TLS/leaf.pem" 2>/dev/null
+openssl verify -CAfile "$TLS/root.pem" "$TLS/leaf.pem" >/dev/null
+# The worker may run as nobody when nginx is started as root; the master reads the key before dropping privileges.
+chmod 755 "$TLS"
+
+cat >"$WORK/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { application/json json; }
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 120s;
+    # Since nginx 1.19.7 this also caps the requests on one HTTP/2 connection (1,000 by default): past it nginx sends
+    # GOAWAY and the client has to open a new connection.
+    keepalive_requests 1000000;
+$(nginx_temp_paths)
+    server {
+        listen 127.0.0.1:$PORT ssl http2;
+        # Debian's nginx 1.22 offers TLS 1.0-1.2 unless told otherwise.
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_certificate $TLS/leaf.pem;
+        ssl_certificate_key $TLS/leaf.key;
+        root $WORK/www;
+        location / { }
+    }
+    server {
+        listen 127.0.0.1:$STATUS_PORT;
+        location = /status { stub_status; }
+    }
+}
+EOF
+
+start_nginx
+BASE_URL="https://127.0.0.1:$PORT/"
+STATUS_URL="http://127.0.0.1:$STATUS_PORT/status"
+for _ in $(seq 1 100); do port_is_free "$STATUS_PORT" || break; sleep 0.05; done
+echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json" \
+    "($(wc -c <"$WORK/www/1k.json") bytes) over TLS + HTTP/2"
+probe="$(curl -sS --http2 --cacert "$TLS/root.pem" -o /dev/null \
+    -w '%{http_version} %{response_code} %{size_download}' "${BASE_URL}1k.json")"
+[[ "$probe" == "2 200 1024" ]] || { echo "preflight: curl got '$probe', not '2 200 1024'" >&2; exit 1; }
+
+if [[ -n "${BENCH_BIN:-}" ]]; then
+    BIN="$BENCH_BIN"
+    echo "using $BIN (not rebuilt)"
+else
+    build_bench
+fi
+
+echo
+print_machine
+echo "tools:   $(curl --version | head -1 | cut -d' ' -f1-5), $(openssl version | cut -d' ' -f1-2)"
+echo "http2:   N=$REQUESTS GETs per client and round at concurrency $CONCURRENCY, $ROUNDS round(s), median reported;"
+echo "         each client on one TLS connection; every response checked to be HTTP/2"
+echo
+
+# accepted: nginx's count of accepted connections so far (this read's own connection included).
+accepted() { curl -sS "$STATUS_URL" | awk 'NR == 3 {print $1}'; }
+
+# curl_round: curl fetching the file N times, 32 at once, multiplexed on one connection (--parallel waits for
+# multiplexing unless --parallel-immediate). Its wall and CPU time are the whole process's, start-up and handshake
+# included. Prints "seconds cpu versions connections".
+curl_round() {
+    local before after
+    before="$(accepted)"
+    python3 - curl --parallel --parallel-max "$CONCURRENCY" --http2 --cacert "$TLS/root.pem" --no-progress-meter \
+        -o /dev/null -w '%{http_version} %{response_code} %{size_download}\n' "${BASE_URL}1k.json?[1-$REQUESTS]" <<'PY'
+import collections, resource, subprocess, sys, time
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+start = time.perf_counter()
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+seconds = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+if out.returncode != 0:
+    sys.stderr.write(out.stderr)
+    sys.exit(out.returncode)
+lines = collections.Counter(out.stdout.splitlines())
+cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+# Every transfer must have been an HTTP/2 200 of the whole file; "2" is how curl writes HTTP/2's version.
+print(seconds, cpu, ",".join(f"{line.replace(' ', '/')}x{count}" for line, count in lines.items()), end="")
+PY
+    after="$(accepted)"
+    echo " $((after - before - 1))"
+}
+
+declare -A results
+swift_round() {
+    local output line
+    output="$("$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
+        --requests "$REQUESTS" --concurrency "$CONCURRENCY")"
+    while read -r line; do
+        [[ "$line" == result* ]] || continue
+        local client seconds cpu opened open
+        client="$(sed 's/.*client=\([^ ]*\).*/\1/' <<<"$line")"
+        seconds="$(sed 's/.*seconds=\([^ ]*\).*/\1/' <<<"$line")"
+        cpu="$(sed 's/.*cpu=\([^ ]*\).*/\1/' <<<"$line")"
+        opened="$(sed 's/.*opened=\([^ ]*\).*/\1/' <<<"$line")"
+        open="$(sed 's/.*open=\([^ ]*\).*/\1/' <<<"$line")"
+        results[$client]+="$seconds $cpu $opened $open;"
+        report "$client" "$seconds" "$cpu" "HTTP/2 (all)" "opened $opened, open at the end $open"
+    done <<<"$output"
+}
+
+# report CLIENT SECONDS CPU VERSION CONNECTIONS: one line of a round.
+report() {
+    printf 'round %d/%d  %-8s %8.0f req/s  CPU %5.1f µs/req  %s  connections: %s\n' "$round" "$ROUNDS" "$1" \
+        "$(python3 -c "print($REQUESTS / $2)")" "$(python3 -c "print($3 / $REQUESTS * 1e6)")" "$4" "$5"
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+    # Alternate which goes first, so that neither always follows the other.
+    order=(swift curl)
+    ((round % 2)) || order=(curl swift)
+    for which in "${order[@]}"; do
+        if [[ $which == swift ]]; then
+            swift_round
+        else
+            read -r seconds cpu versions connections <<<"$(curl_round)"
+            if [[ "$versions" != "2/200/1024x$REQUESTS" ]]; then
+                echo "curl: responses were $versions, not all HTTP/2 200s of 1,024 bytes" >&2
+                exit 1
+            fi
+            results[curl]+="$seconds $cpu $connections -1;"
+            report curl "$seconds" "$cpu" "HTTP/2 (all)" "opened $connections"
+        fi
+    done
+done
+
+echo
+python3 - "$REQUESTS" "${results[ahc]}" "${results[courier]}" "${results[curl]}" <<'PY'
+import statistics, sys
+n = int(sys.argv[1])
+def parse(text):
+    return [tuple(map(float, item.split())) for item in text.split(";") if item]
+runs = dict(zip(["raw AsyncHTTPClient", "Courier/NIOTransport", "curl --parallel"], map(parse, sys.argv[2:5])))
+rate = {name: statistics.median(n / r[0] for r in rs) for name, rs in runs.items()}
+cpu = {name: statistics.median(r[1] / n * 1e6 for r in rs) for name, rs in runs.items()}
+print("| client | req/s (median) | req/s (all rounds) | CPU µs/req (median) | connections opened per round |")
+print("|---|---:|---|---:|---|")
+for name, rs in runs.items():
+    every = " / ".join(f"{n / r[0]:,.0f}" for r in rs)
+    opened = " / ".join(str(int(r[2])) for r in rs)
+    print(f"| {name} | {rate[name]:,.0f} | {every} | {cpu[name]:.1f} | {opened} |")
+ahc, courier, curl = runs.values()
+def paired(a, b):
+    return statistics.median((n / x[0]) / (n / y[0]) for x, y in zip(a, b))
+print()
+print(f"Courier ÷ raw AsyncHTTPClient: {rate['Courier/NIOTransport'] / rate['raw AsyncHTTPClient']:.2f}x req/s"
+      f" (median of round ratios {paired(courier, ahc):.2f}x), CPU per request"
+      f" {cpu['Courier/NIOTransport'] / cpu['raw AsyncHTTPClient']:.2f}x")
+print(f"Courier ÷ curl:                {rate['Courier/NIOTransport'] / rate['curl --parallel']:.2f}x req/s"
+      f" (median of round ratios {paired(courier, curl):.2f}x), CPU per request"
+      f" {cpu['Courier/NIOTransport'] / cpu['curl --parallel']:.2f}x")
+PY
