@@ -232,7 +232,9 @@ import Testing
             let start = ContinuousClock.now
             sending.cancel()
             let error = await thrownCourierError { _ = try await sending.value }
-            #expect(ContinuousClock.now - start < .seconds(5))
+            // The server never answers: any bound tells a cancellation from a hang (5 s was seen exceeded by 0.6 s
+            // with two builds running beside the suite).
+            #expect(ContinuousClock.now - start < .seconds(15))
             #expect(error?.errorCode == -999)
             #expect(isCancelled(error))
         }
