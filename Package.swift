@@ -160,6 +160,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
+            // The document GeneratedClientTests' client was generated from (once, committed beside it: no build
+            // plugin, so no build runs the generator).
+            exclude: ["OpenAPI/Generated/openapi.yaml"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ],
