@@ -17,10 +17,9 @@ struct CLIWaitingSpinnerTests {
         #expect(waited.stdout.contains("hello"))
         // A response within the activation delay shows no spinner. At the start of the full suite a process can take
         // over a second to start and connect, and then the spinner is right to appear: the check counts only a run
-        // that was over within the delay (up to eight tries). A machine so loaded that no run of a local request ends
-        // within 0.9 s cannot show the quick half; then only the slow half has been checked.
+        // that was over within the delay (up to three tries, so that one such run is seen).
         var checked = false
-        for _ in 0..<8 where !checked {
+        for _ in 0..<3 where !checked {
             let started = ContinuousClock.now
             let fast = try await CourierProcess.run([quick.baseURL.absoluteString], environment: environment)
             let elapsed = ContinuousClock.now - started
@@ -30,7 +29,7 @@ struct CLIWaitingSpinnerTests {
             #expect(!fast.stderr.contains("waiting for the server"))
             checked = true
         }
-        if !checked { print("CLIWaitingSpinnerTests: no quick run within 0.9 s; the machine is loaded") }
+        #expect(checked, "no run of the quick request was over within 0.9 s")
         try await slow.stop()
         try await quick.stop()
     }
