@@ -170,7 +170,6 @@ public final class NIOTransport: Transport {
             }
         }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
-        try Self.checkProxyAnswer(Int(response.status.code), to: request)
         timing.responseStart = Date()
         timing.connection = NIOConnectionReporter.takeFacts(from: &response.headers)
         let url = request.url
@@ -257,12 +256,7 @@ public final class NIOTransport: Transport {
         let pool = http1Pool
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func finish(_ result: Result<NIOBodyGatherer.Gathered, any Error>, sawHead: Bool, attempt: Int) {
-            let mapped = result.mapError { Self.courierError($0, url: url, proxy: proxy) }.flatMap { gathered in
-                Result {
-                    try Self.checkProxyAnswer(Int(gathered.head.status.code), to: request)
-                    return gathered
-                }.mapError { Self.courierError($0, url: url, proxy: proxy) }
-            }
+            let mapped = result.mapError { Self.courierError($0, url: url, proxy: proxy) }
             if case .failure(let error) = mapped, attempt == 0, retriesStaleConnection, !sawHead,
                 !cancellation.isCancelled, Self.isStaleConnection(error)
             {
@@ -414,19 +408,6 @@ public final class NIOTransport: Transport {
             }
             return .socksServer(host: proxy.host, port: proxy.port)
         }
-    }
-
-    /// A plain `http` request sent to an HTTP proxy is answered by the proxy itself when it wants credentials: a
-    /// 407 there is the proxy's refusal, not the origin's answer.
-    static func checkProxyAnswer(_ status: Int, to request: TransportRequest) throws {
-        guard status == 407, let proxy = request.proxy, proxy.kind == .http,
-            request.url.scheme?.lowercased() == "http"
-        else { return }
-        throw CourierError.proxyFailed(
-            proxy: proxy.endpoint, authentication: true,
-            reason: proxy.username == nil
-                ? "it asks for a user name and password" : "it refused the user name and password",
-            underlyingError: nil, context: CourierError.Context())
     }
 
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
