@@ -139,8 +139,9 @@ struct OpenAPIClientTransportTests {
         #expect(stream.length == .known(6))
         var chunks: [[UInt8]] = []
         for try await chunk in stream { chunks.append(Array(chunk)) }
-        // One byte is written every 0.1 s: a body handed over only at its end would be one chunk.
-        #expect(chunks.count >= 3)
+        // One byte is written every 0.1 s: a body handed over only at its end would be one chunk. More than one is
+        // what shows streaming; how many depends on how reads coalesce (a fresh-clone CI run alone saw 2).
+        #expect(chunks.count >= 2)
         #expect(chunks.flatMap { $0 } == FaultServer.body(0..<6))
     }
 
