@@ -10,7 +10,7 @@ import collections, glob, os, re, sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "Courier")
 # Bottom first: a folder may use the ones before it, never one after it.
 # Folders in one entry form one layer (a concern and its subfolders).
-LAYERS = [["Errors"], ["Support"], ["HTTP/Body"], ["HTTP"], ["Values"], ["Images"], ["Parameters"], ["Security"],
+LAYERS = [["Errors"], ["Support"], ["HTTP/Body"], ["HTTP"], ["Values"], ["Images"], ["Parameters"], ["Security"], ["Cookies"],
           ["Serialization/Request"], ["Serialization/Response"], ["Reachability"],
           ["Transport", "Transport/NIO", "Transport/URLSession"],
           ["Session", "Session/Events", "Session/Exchange", "Session/Interceptors", "Session/Observability"], ["Operations"], ["Activity"], ["Images/Downloading"], ["ServerSentEvents"], ["WebSockets"]]

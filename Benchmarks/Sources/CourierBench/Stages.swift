@@ -62,8 +62,24 @@ enum Stages {
         stage("URLRequest.allHTTPHeaderFields + sort (SessionCore.makeTransportRequest)") {
             _ = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }
         }
-        stage("HTTPCookieStorage.shared.cookies(for:) (empty jar; makeTransportRequest)") {
+        stage("HTTPCookieStorage.shared.cookies(for:) (empty; what makeTransportRequest called before CookieJar)") {
             _ = cookies.cookies(for: url)
+        }
+        let emptyJar = CookieJar()
+        stage("CookieJar().cookieField(for:) (empty: the default per request)") { _ = emptyJar.cookieField(for: url) }
+        // 20 cookies: 8 sent to the URL (host-only, a parent domain, several paths), 12 for other hosts and paths.
+        let jar = CookieJar()
+        let site = URL(string: "http://api.example.org/v1/users/1k.json")!
+        for index in 0..<4 {
+            jar.setCookie("host\(index)=value-\(index); Path=/v1", for: site)
+            jar.setCookie("site\(index)=value-\(index); Domain=example.org; Path=/", for: site)
+            jar.setCookie("other\(index)=value-\(index); Path=/admin", for: site)
+            jar.setCookie("cdn\(index)=value-\(index)", for: URL(string: "http://cdn.example.org/")!)
+            jar.setCookie("else\(index)=value-\(index)", for: URL(string: "http://example.com/")!)
+        }
+        let sent = jar.cookieField(for: site) ?? ""
+        stage("CookieJar (20 cookies, 8 sent: \(sent.utf8.count) bytes).cookieField(for:)") {
+            _ = jar.cookieField(for: site)
         }
         stage("TransportResponse.makeHTTPURLResponse() (9 nginx header fields)") {
             _ = transportResponse.makeHTTPURLResponse()

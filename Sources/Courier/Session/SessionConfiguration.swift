@@ -22,8 +22,15 @@ public struct SessionConfiguration: Sendable {
     public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
     /// Headers added to every request that has no field of the same name.
     public var httpAdditionalHeaders: HTTPHeaders = HTTPHeaders()
-    /// Where cookies are kept; default `HTTPCookieStorage.shared`, `nil` for no cookies.
-    public var httpCookieStorage: HTTPCookieStorage? = .shared
+    /// Where cookies are kept: the session stores what every response sets (each redirect hop, retry, WebSocket
+    /// upgrade and event-stream reconnection included) and sends what applies with every request that has no
+    /// `Cookie` field of its own. `nil` for no cookies.
+    ///
+    /// Default: on Linux ``CookieJar/shared``, Courier's own RFC 6265bis jar, shared by every session that keeps
+    /// the default; on Apple platforms ``FoundationCookieStore`` over `HTTPCookieStorage.shared`, as URLSession's
+    /// default sessions. Give a session a `CookieJar()` of its own to keep its cookies apart (see the Cookies
+    /// article).
+    public var cookieStore: (any CookieStore)? = SessionConfiguration.defaultCookieStore
     /// Whether cookies are sent and stored at all (a request's `httpShouldHandleCookies` can also turn them off).
     public var httpShouldSetCookies: Bool = true
     /// How many redirects a task follows before failing with ``CourierError/tooManyRedirects(context:)``; default
@@ -90,11 +97,31 @@ public struct SessionConfiguration: Sendable {
     /// The default configuration (AFNetworking's `defaultSessionConfiguration`).
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
-    /// A configuration that keeps no cookies.
+    /// A configuration whose cookies are its own: a new, empty ``CookieJar`` in memory, shared with no other
+    /// configuration (as URLSession's ephemeral configuration has a private cookie storage).
     public static var ephemeral: SessionConfiguration {
         var configuration = SessionConfiguration()
-        configuration.httpCookieStorage = nil
+        configuration.cookieStore = CookieJar()
         return configuration
+    }
+
+    /// ``cookieStore``'s default on this platform.
+    static var defaultCookieStore: any CookieStore {
+        #if canImport(Darwin)
+            FoundationCookieStore(.shared)
+        #else
+            CookieJar.shared
+        #endif
+    }
+
+    /// Foundation's cookie storage the session uses, when ``cookieStore`` is a ``FoundationCookieStore``; setting
+    /// it sets ``cookieStore`` to one over the storage given (`nil`: no cookies).
+    @available(
+        *, deprecated, renamed: "cookieStore", message: "Use cookieStore: CookieJar, or FoundationCookieStore(storage)."
+    )
+    public var httpCookieStorage: HTTPCookieStorage? {
+        get { (cookieStore as? FoundationCookieStore)?.storage }
+        set { cookieStore = newValue.map { FoundationCookieStore($0) } }
     }
 }
 

@@ -79,9 +79,9 @@ extension SessionCore {
             headers[field.name] = field.value
         }
         if configuration.httpShouldSetCookies, handlesCookies, headers["Cookie"] == nil,
-            let storage = configuration.httpCookieStorage, let cookies = storage.cookies(for: url), !cookies.isEmpty
+            let field = configuration.cookieStore?.cookieField(for: url)
         {
-            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { headers[name] = value }
+            headers["Cookie"] = field
         }
         headers["Content-Length"] = nil
         headers["Transfer-Encoding"] = nil
@@ -95,14 +95,9 @@ extension SessionCore {
 
     /// Stores the cookies `headers` set for `url`, when the configuration and the request let the session.
     func storeCookies(from headers: HTTPHeaders, handlesCookies: Bool, url: URL) {
+        guard configuration.httpShouldSetCookies, handlesCookies, let store = configuration.cookieStore else { return }
         let values = headers.values(for: "Set-Cookie")
-        guard !values.isEmpty, configuration.httpShouldSetCookies, handlesCookies,
-            let storage = configuration.httpCookieStorage
-        else { return }
-        for value in values {
-            let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
-            storage.setCookies(cookies, for: url, mainDocumentURL: nil)
-        }
+        if !values.isEmpty { store.storeCookies(fromSetCookieFields: values, for: url) }
     }
 
     /// Throws `CancellationError` once the task, its Swift task or its exchanges were cancelled.

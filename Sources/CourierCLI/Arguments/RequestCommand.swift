@@ -85,6 +85,17 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(help: "Use a session's headers, auth and cookies without changing it.")
     var sessionReadOnly: String?
 
+    @Option(
+        name: [.customShort("b"), .long],
+        help: ArgumentHelp(
+            "Start the cookie jar with NAME=VALUE[; NAME2=VALUE2] (for the URL's host) or with the cookies of a "
+                + "file in curl's format (a missing file is taken as empty).", valueName: "DATA|FILE"))
+    var cookie: String?
+    @Option(
+        help: ArgumentHelp(
+            "Write the cookie jar to FILE at the end, in curl's format (- for standard output).", valueName: "FILE"))
+    var cookieJar: String?
+
     @Flag(help: .hidden)
     var forceProgress = false
 
@@ -135,7 +146,7 @@ struct RequestCommand: AsyncParsableCommand {
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
-            proxy: try proxyFlag.settings())
+            proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar)
     }
 }
 

@@ -36,4 +36,8 @@ struct RequestOptions: Sendable {
     var session: (name: String, readOnly: Bool)? = nil
     /// `--proxy`, else the environment's proxies.
     var proxy: ProxySettings? = .environment()
+    /// `-b`/`--cookie`: cookies as `NAME=VALUE`, or a cookie file in curl's format to start the jar with.
+    var cookie: String? = nil
+    /// `--cookie-jar`: where the jar is written at the end, in curl's format.
+    var cookieJar: String? = nil
 }

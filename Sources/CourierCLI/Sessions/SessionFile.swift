@@ -48,11 +48,25 @@ struct SessionFile: Sendable {
         guard let data = FileManager.default.contents(atPath: url.path) else { return StoredSession() }
         do {
             let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
+            decoder.dateDecodingStrategy = .custom { decoder in
+                let text = try decoder.singleValueContainer().decode(String.self)
+                guard let date = Self.date(text) else {
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
+                }
+                return date
+            }
             return try decoder.decode(StoredSession.self, from: data)
         } catch {
             throw CommandFailure(.failure, "the session file \(url.path) is not a courier session: \(error)")
         }
+    }
+
+    private static let fractionalDates = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// An ISO 8601 date with or without fractions of a second (files written before had none).
+    static func date(_ text: String) -> Date? {
+        (try? fractionalDates.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 
     /// Writes `session` (mode 0600), unless the session is read-only or unchanged.
@@ -63,7 +77,11 @@ struct SessionFile: Sendable {
         let folder = url.deletingLastPathComponent()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        // Fractions of a second: cookies set in one run are told apart by their creation dates.
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Self.fractionalDates))
+        }
         do {
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -1,25 +1,13 @@
 import Courier
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// What `courier --session NAME` keeps between invocations, as HTTPie's sessions do: the custom header fields sent,
-/// the cookies the server set, and the credentials given. One per host (and port) and name.
+/// the cookies of the run's cookie jar (every hop's, field by field), and the credentials given. One per host (and
+/// port) and name.
 struct StoredSession: Codable, Equatable, Sendable {
     struct Header: Codable, Equatable, Sendable {
         var name: String
         var value: String
-    }
-
-    struct Cookie: Codable, Equatable, Sendable {
-        var name: String
-        var value: String
-        var domain: String
-        var path: String
-        var expires: Date?
-        var secure: Bool
     }
 
     struct Auth: Codable, Equatable, Sendable {
@@ -30,53 +18,57 @@ struct StoredSession: Codable, Equatable, Sendable {
     }
 
     var headers: [Header] = []
-    var cookies: [Cookie] = []
+    /// The jar's cookies after the last run (``CookieJar``'s limits bound them).
+    var cookies: [CookieJar.Cookie] = []
     var auth: Auth?
 
-    /// Header fields that describe one request's body or conditions, never kept (as HTTPie leaves them out).
+    init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case headers, cookies, auth
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        headers = try container.decodeIfPresent([Header].self, forKey: .headers) ?? []
+        cookies = try container.decodeIfPresent([SavedCookie].self, forKey: .cookies)?.map(\.cookie) ?? []
+        auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
+    }
+
+    /// Header fields that describe one request's body or conditions, never kept (as HTTPie leaves them out);
+    /// cookies are kept as cookies, not as a field.
     static func isKept(_ name: String) -> Bool {
         let lower = name.lowercased()
         return !lower.hasPrefix("content-") && !lower.hasPrefix("if-") && lower != "cookie"
             && lower != "authorization" && lower != "host"
     }
 
-    /// The cookies for `url` that have not expired, as a `Cookie` field's value; `nil` for none.
-    func cookieField(for url: URL, now: Date = Date()) -> String? {
-        let host = url.host?.lowercased() ?? ""
-        let path = url.path.isEmpty ? "/" : url.path
-        let secure = url.scheme?.lowercased() == "https"
-        let matching = cookies.filter { cookie in
-            let domain = cookie.domain.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
-            return (host == domain || host.hasSuffix("." + domain)) && path.hasPrefix(cookie.path)
-                && (!cookie.secure || secure) && (cookie.expires.map { $0 > now } ?? true)
-        }
-        guard !matching.isEmpty else { return nil }
-        return matching.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
-    }
-
     /// The session after a request: `sent` header fields (the custom ones, kept by name), `auth` when given, and
-    /// the cookies `responses` set (replacing those of the same name, domain and path; expired ones dropped).
-    func updated(sent: [Header], auth: Auth?, responses: [(URL, [String: String])], now: Date = Date())
-        -> StoredSession
-    {
+    /// the cookies in `jar` at the end of the run.
+    func updated(sent: [Header], auth: Auth?, jar: CookieJar) -> StoredSession {
         var next = self
         for header in sent where Self.isKept(header.name) {
             next.headers.removeAll { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }
             next.headers.append(header)
         }
         if let auth { next.auth = auth }
-        for (url, fields) in responses {
-            for cookie in HTTPCookie.cookies(withResponseHeaderFields: fields, for: url) {
-                next.cookies.removeAll {
-                    $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path
-                }
-                next.cookies.append(
-                    Cookie(
-                        name: cookie.name, value: cookie.value, domain: cookie.domain, path: cookie.path,
-                        expires: cookie.expiresDate, secure: cookie.isSecure))
-            }
-        }
-        next.cookies.removeAll { $0.expires.map { $0 <= now } ?? false }
+        next.cookies = jar.cookies
         return next
+    }
+}
+
+/// A cookie as a session file holds it; files written before the cookie jar said `expires` and `secure`.
+private struct SavedCookie: Decodable {
+    var cookie: CookieJar.Cookie
+
+    private enum EarlierKeys: String, CodingKey {
+        case expires, secure
+    }
+
+    init(from decoder: any Decoder) throws {
+        cookie = try CookieJar.Cookie(from: decoder)
+        let earlier = try decoder.container(keyedBy: EarlierKeys.self)
+        if let expires = try earlier.decodeIfPresent(Date.self, forKey: .expires) { cookie.expiresDate = expires }
+        if try earlier.decodeIfPresent(Bool.self, forKey: .secure) == true { cookie.isSecure = true }
     }
 }

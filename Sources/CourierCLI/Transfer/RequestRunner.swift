@@ -29,10 +29,12 @@ struct RequestRunner {
             }
         // Reading the files of name=@file items blocks: not on the cooperative pool.
         var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
-        if sessionFile != nil { Self.apply(stored, to: &prepared.urlRequest, plan: plan) }
+        let cookies = try CommandCookies(
+            session: stored, cookieOption: options.cookie, url: prepared.urlRequest.url)
+        if sessionFile != nil { Self.apply(stored, to: &prepared.urlRequest, plan: plan, cookies: cookies) }
         if options.download != nil { Self.askForIdentityEncoding(&prepared.urlRequest, plan: plan) }
         if options.offline {
-            try await printRequest(prepared, toStdout: true)
+            try await printRequest(prepared, toStdout: true, cookies: cookies)
             try await console.flush()
             return .success
         }
@@ -40,54 +42,63 @@ struct RequestRunner {
         let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
         defer { spinner?.stop() }
         let metrics = options.showsMetrics ? MetricsPrinter(console: console) : nil
-        let recorder = sessionFile.map { _ in SessionRecorder() }
-        var monitors: [any EventMonitor] = (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? [])
-        if let recorder { monitors.append(recorder) }
+        let monitors: [any EventMonitor] = (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? [])
         var runner = self
         runner.options.auth = auth
-        let manager = try runner.makeManager(monitors: monitors)
+        let manager = try runner.makeManager(monitors: monitors, cookies: cookies.jar)
         defer { manager.invalidate(cancelingTasks: true) }
         let status: ExitStatus
         do {
-            status = try await runner.transfer(prepared, manager: manager, spinner: spinner)
+            status = try await runner.transfer(prepared, manager: manager, spinner: spinner, cookies: cookies)
         } catch {
             await metrics?.waitUntilPrinted()
+            // What the hops before the failure set is kept, as curl keeps it.
+            try? saveCookies(cookies, session: sessionFile, stored: stored, plan: plan)
             throw error
         }
         await metrics?.waitUntilPrinted()
         try await console.flush()
-        if let sessionFile, let recorder {
-            await recorder.waitUntilCompleted()
-            let sent = plan.items.compactMap { item -> StoredSession.Header? in
-                guard case .header(let value) = item.kind else { return nil }
-                return StoredSession.Header(name: item.name, value: value)
-            }
-            let given = options.auth.map {
-                StoredSession.Auth(
-                    type: $0.scheme.rawValue, username: $0.credential.user, password: $0.credential.password)
-            }
-            try sessionFile.save(
-                stored.updated(sent: sent, auth: given, responses: recorder.recorded), replacing: stored)
-        }
+        try saveCookies(cookies, session: sessionFile, stored: stored, plan: plan)
         return status
     }
 
-    /// Adds a session's header fields (those this invocation does not set itself) and its cookies for the URL.
-    static func apply(_ session: StoredSession, to request: inout URLRequest, plan: RequestPlan) {
+    /// Writes the session (its header fields, credentials and the jar's cookies) and `--cookie-jar`'s file.
+    private func saveCookies(
+        _ cookies: CommandCookies, session sessionFile: SessionFile?, stored: StoredSession, plan: RequestPlan
+    ) throws {
+        if let path = options.cookieJar { try cookies.save(toCookieFile: path, console: console) }
+        guard let sessionFile else { return }
+        let sent = plan.items.compactMap { item -> StoredSession.Header? in
+            guard case .header(let value) = item.kind else { return nil }
+            return StoredSession.Header(name: item.name, value: value)
+        }
+        let given = options.auth.map {
+            StoredSession.Auth(type: $0.scheme.rawValue, username: $0.credential.user, password: $0.credential.password)
+        }
+        try sessionFile.save(stored.updated(sent: sent, auth: given, jar: cookies.jar), replacing: stored)
+    }
+
+    /// Adds a session's header fields (those this invocation does not set itself), and moves a `Cookie` field the
+    /// invocation sets into the run's jar (HTTPie keeps such cookies in the session): the jar sends them together
+    /// with the session's.
+    static func apply(
+        _ session: StoredSession, to request: inout URLRequest, plan: RequestPlan, cookies: CommandCookies
+    ) {
         let named = Set(plan.items.map { $0.name.lowercased() })
         for header in session.headers where !named.contains(header.name.lowercased()) {
             request.setValue(header.value, forHTTPHeaderField: header.name)
         }
-        if !named.contains("cookie"), let url = request.url, let cookies = session.cookieField(for: url) {
-            request.setValue(cookies, forHTTPHeaderField: "Cookie")
+        if let url = request.url, let field = request.value(forHTTPHeaderField: "Cookie") {
+            CommandCookies.addPairs(field, for: url, to: cookies.jar)
+            request.setValue(nil, forHTTPHeaderField: "Cookie")
         }
     }
 
     /// Sends the request over `manager` and prints the exchange.
     private func transfer(
-        _ prepared: PreparedRequest, manager: SessionManager, spinner: WaitingSpinner?
+        _ prepared: PreparedRequest, manager: SessionManager, spinner: WaitingSpinner?, cookies: CommandCookies
     ) async throws -> ExitStatus {
-        try await printRequest(prepared, toStdout: false)
+        try await printRequest(prepared, toStdout: false, cookies: cookies)
         let request = prepared.urlRequest
         let limits = TransferLimits(
             timeout: options.timeout, maxTime: options.maxTime, maximumRedirects: options.maxRedirects)
@@ -144,10 +155,12 @@ struct RequestRunner {
 
     private var printer: BodyPrinter { BodyPrinter(console: console, pretty: options.pretty) }
 
-    /// A session for one request: no cookies kept, the timeout and redirect limit of the options, redirects only
-    /// with `--follow`, retries with `--retry`, the TLS options, and `monitors` watching it.
-    func makeManager(monitors: [any EventMonitor] = []) throws -> SessionManager {
+    /// A session for one request: the run's cookie jar (a new one unless given), the timeout and redirect limit of
+    /// the options, redirects only with `--follow`, retries with `--retry`, the TLS options, and `monitors`
+    /// watching it.
+    func makeManager(monitors: [any EventMonitor] = [], cookies: CookieJar = CookieJar()) throws -> SessionManager {
         var configuration = SessionConfiguration.ephemeral
+        configuration.cookieStore = cookies
         configuration.eventMonitors = monitors
         if options.retries > 0 {
             configuration.interceptor = RetryPolicy(retryLimit: options.retries)
@@ -198,9 +211,16 @@ struct RequestRunner {
     }
 
     /// `H` and `B`: to standard output with `--offline` (it is the output), else to standard error.
-    func printRequest(_ prepared: PreparedRequest, toStdout: Bool) async throws {
+    func printRequest(_ prepared: PreparedRequest, toStdout: Bool, cookies: CommandCookies? = nil) async throws {
         let print = options.print
         guard print.requestHead || print.requestBody else { return }
+        var prepared = prepared
+        // The cookies the jar adds as the request goes out.
+        if prepared.urlRequest.value(forHTTPHeaderField: "Cookie") == nil, let url = prepared.urlRequest.url,
+            let field = cookies?.field(for: url)
+        {
+            prepared.urlRequest.setValue(field, forHTTPHeaderField: "Cookie")
+        }
         let terminal = toStdout ? console.stdoutIsTerminal : console.stderrIsTerminal
         let headStyle = toStdout ? style.stdout : style.stderr
         let write: (Data) -> Void = { toStdout ? console.out($0) : console.err(String(decoding: $0, as: UTF8.self)) }

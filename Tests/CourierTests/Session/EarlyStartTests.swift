@@ -29,8 +29,7 @@ struct EarlyStartTests {
         configuration.httpAdditionalHeaders = ["X-Session": "s", "User-Agent": "overridden by the serializer's"]
         // A storage of its own, so that cookies set by tests running alongside (this one on the other transport)
         // cannot reach the comparison.
-        configuration.httpCookieStorage =
-            cookies ? .sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString) : nil
+        configuration.cookieStore = cookies ? CookieJar() : nil
         let manager = HTTPSessionManager(
             baseURL: try await HTTPBin.shared.url(), configuration: configuration,
             transport: TestTransports.make(transport))

@@ -214,7 +214,7 @@ struct HTTPBinIntegrationTests {
     @Test(arguments: transports)
     func digestAuthentication(transport: String) async throws {
         var configuration = SessionConfiguration.default
-        configuration.httpCookieStorage = .sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
+        configuration.cookieStore = CookieJar()
         configuration.credential = Credential(user: "user", password: "passwd")
         let client = try await client(transport, configuration: configuration)
         let response = try await client.get("digest-auth/auth/user/passwd")
@@ -262,15 +262,27 @@ struct HTTPBinIntegrationTests {
     @Test(arguments: transports)
     func cookiesAreStoredAndSent(transport: String) async throws {
         var configuration = SessionConfiguration.default
-        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
-        configuration.httpCookieStorage = storage
+        let jar = CookieJar()
+        configuration.cookieStore = jar
         let client = try await client(transport, configuration: configuration)
         let response = try await client.get("cookies/set", parameters: ["flavour": "oat"])
         #expect(response.value?["cookies"]?["flavour"] == "oat")
-        let stored = (storage.cookies ?? []).map { "\($0.name)=\($0.value)" }
-        #expect(stored.contains("flavour=oat"))
+        #expect(jar.cookies.map { "\($0.name)=\($0.value)" } == ["flavour=oat"])
         let again = try await client.get("cookies")
         #expect(again.value?["cookies"]?["flavour"] == "oat")
+    }
+
+    /// Foundation's storage behind ``FoundationCookieStore`` still works as a session's store.
+    @Test(arguments: transports)
+    func foundationCookieStorageAsStore(transport: String) async throws {
+        var configuration = SessionConfiguration.default
+        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
+        configuration.cookieStore = FoundationCookieStore(storage)
+        let client = try await client(transport, configuration: configuration)
+        _ = try await client.get("cookies/set", parameters: ["flavour": "rye"])
+        #expect((storage.cookies ?? []).map { "\($0.name)=\($0.value)" } == ["flavour=rye"])
+        let again = try await client.get("cookies")
+        #expect(again.value?["cookies"]?["flavour"] == "rye")
     }
 
     @Test(arguments: transports)

@@ -44,15 +44,17 @@ struct WebSocketTaskTests {
     @Test("Text and binary messages echo; the subprotocol is negotiated; the 101's cookie is stored")
     func echo() async throws {
         var configuration = SessionConfiguration.ephemeral
-        configuration.httpCookieStorage = .sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
+        let jar = CookieJar()
+        configuration.cookieStore = jar
         try await withSocket(configuration: configuration, protocols: ["chat", "superchat"]) { socket, _, manager in
             try await socket.send(.string("hello ✓"))
             #expect(try await socket.receive() == .string("hello ✓"))
             try await socket.send(.data(Data([0, 1, 2, 255])))
             #expect(try await socket.receive() == .data(Data([0, 1, 2, 255])))
             #expect(socket.negotiatedProtocol == "chat")
-            let cookies = manager.configuration.httpCookieStorage?.cookies(for: URL(string: "http://127.0.0.1/")!) ?? []
+            let cookies = jar.cookies(for: URL(string: "http://127.0.0.1/")!)
             #expect(cookies.contains { $0.name == "socket" && $0.value == "upgraded" })
+            _ = manager
         }
     }
 

@@ -18,7 +18,8 @@ import Foundation
 ///   bytes of body). Do not decompress again.
 /// - It adds fields the request lacks; on Linux `User-Agent` (`<process> (unknown version) curl/<version>`),
 ///   `Accept-Language: en` and `Connection: keep-alive`.
-/// - It joins repeated response fields into one value with `, ` (two `Set-Cookie` arrive as one `a=1, b=2`), and it
+/// - It joins repeated response fields into one value with `, ` (two `Set-Cookie` arrive as one `a=1, b=2`; this
+///   transport splits `Set-Cookie` again where a `, ` is followed by `name=`, see the Cookies article), and it
 ///   does not report the HTTP version: ``TransportResponse/httpVersion`` is always `HTTP/1.1`, even over HTTP/2.
 /// - It picks proxies itself, and no request can choose another: on Linux libcurl reads `http_proxy`, `https_proxy`,
 ///   `all_proxy` and `no_proxy` (and ignores `connectionProxyDictionary`, measured); on Apple platforms the system's

@@ -268,7 +268,12 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             return (name, value as? String ?? String(describing: value))
         }
         for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
-            headers.add(name: name, value: value)
+            if name.caseInsensitiveEquals("Set-Cookie") {
+                // URLSession joined the fields with ", "; each cookie must be read on its own.
+                for cookie in SetCookie.splitJoined(value) { headers.add(name: name, value: cookie) }
+            } else {
+                headers.add(name: name, value: value)
+            }
         }
         return headers
     }

@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// `courier`'s cookies: one jar per run (each `--follow` hop sends what the hops before set), `--session` files
+/// that persist the jar field by field, curl's `-b`/`--cookie` and `--cookie-jar` files; across sites through
+/// ``CookieOriginServer`` as the proxy, so `home.example.org` and `evil.example.com` are different hosts.
+@Suite(.serialized) struct CLICookieTests {
+    private func withServer(_ body: (CookieOriginServer, [String: String]) async throws -> Void) async throws {
+        let server = try CookieOriginServer.start()
+        defer { server.stop() }
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cookies-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try await body(server, ["XDG_CONFIG_HOME": config.path, "NO_PROXY": "", "no_proxy": ""])
+    }
+
+    private func courier(_ server: CookieOriginServer, _ arguments: [String], environment: [String: String])
+        async throws -> CourierProcess.Result
+    {
+        let result = try await CourierProcess.run(
+            ["--proxy", server.proxyURL.absoluteString, "--print", "b"] + arguments, environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result
+    }
+
+    /// A login redirect that sets a cookie works in one `--follow` run: the next hop sends it.
+    @Test func followSendsWhatTheRedirectSet() async throws {
+        try await withServer { server, environment in
+            let login =
+                "http://home.example.org"
+                + CookieOriginServer.path(
+                    "/redirect", to: "http://home.example.org/account", setting: ["sid=s3cret; Path=/; HttpOnly"])
+            let result = try await courier(server, ["--follow", login], environment: environment)
+            #expect(result.stdout == "sid=s3cret")
+        }
+    }
+
+    /// The cookie-injection report: a host the request was redirected to sets `Domain=home.example.org`; it is
+    /// refused, in the run and in the session file, and the next run to home does not send it.
+    @Test func redirectedHostCannotSetCookiesForHome() async throws {
+        try await withServer { server, environment in
+            let evil =
+                "http://evil.example.com"
+                + CookieOriginServer.path(
+                    "/redirect", to: "http://home.example.org/after",
+                    setting: ["sid=attacker; Domain=home.example.org; Path=/", "tossed=1; Domain=example.org"])
+            let start =
+                "http://home.example.org"
+                + CookieOriginServer.path(
+                    "/redirect", to: evil, setting: ["sid=genuine; Path=/"])
+            let first = try await courier(server, ["--session", "s", "--follow", start], environment: environment)
+            #expect(first.stdout == "sid=genuine")
+            let second = try await courier(
+                server, ["--session", "s", "http://home.example.org/check"], environment: environment)
+            #expect(second.stdout == "sid=genuine")
+            #expect(server.requests.contains { $0.host == "evil.example.com" && $0.cookie.isEmpty })
+        }
+    }
+
+    /// `Domain=org` and `Domain=co.uk` are public suffixes: never stored, never sent.
+    @Test func publicSuffixDomainsAreRefused() async throws {
+        try await withServer { server, environment in
+            _ = try await courier(
+                server,
+                [
+                    "--session", "ps",
+                    "http://home.example.org" + CookieOriginServer.path("/set", setting: ["a=1; Domain=org"]),
+                ], environment: environment)
+            _ = try await courier(
+                server,
+                [
+                    "--session", "ps",
+                    "http://www.example.co.uk" + CookieOriginServer.path("/set", setting: ["b=1; Domain=co.uk"]),
+                ], environment: environment)
+            let other = try await courier(
+                server, ["--session", "ps", "http://other.org/"], environment: environment)
+            #expect(other.stdout == "")
+            let home = try await courier(
+                server, ["--session", "ps", "http://home.example.org/"], environment: environment)
+            #expect(home.stdout == "")
+        }
+    }
+
+    /// Logging out with `Max-Age=0` removes the session's cookie; `Domain=example.org` reaches a sibling; a path
+    /// covers only what is under it.
+    @Test func maxAgeZeroDomainAndPathAcrossSessionRuns() async throws {
+        try await withServer { server, environment in
+            // Session files are per host, as HTTPie's: the sibling is reached by a redirect in the same run.
+            let set = CookieOriginServer.path(
+                "/redirect", to: "http://sibling.example.org/foobar",
+                setting: ["sid=1; Path=/", "wide=1; Domain=example.org", "narrow=1; Path=/foo"])
+            let sibling = try await courier(
+                server, ["--session", "m", "--follow", "http://home.example.org" + set], environment: environment)
+            #expect(sibling.stdout == "wide=1")
+            let foo = try await courier(
+                server, ["--session", "m", "http://home.example.org/foo/x"], environment: environment)
+            #expect(foo.stdout == "narrow=1; sid=1; wide=1")
+            let foobar = try await courier(
+                server, ["--session", "m", "http://home.example.org/foobar"], environment: environment)
+            #expect(foobar.stdout == "sid=1; wide=1")
+            let logout = CookieOriginServer.path("/set", setting: ["sid=; Max-Age=0; Path=/"])
+            _ = try await courier(
+                server, ["--session", "m", "http://home.example.org" + logout], environment: environment)
+            let after = try await courier(
+                server, ["--session", "m", "http://home.example.org/"], environment: environment)
+            #expect(after.stdout == "wide=1")
+        }
+    }
+
+    /// One `Set-Cookie` field with a comma in its value stays one cookie through the session file.
+    @Test func sessionKeepsFieldsApart() async throws {
+        try await withServer { server, environment in
+            let set = CookieOriginServer.path("/set", setting: ["foo=\"bar, baz=qux\"", "n=2"])
+            _ = try await courier(server, ["--session", "c", "http://h.example" + set], environment: environment)
+            let next = try await courier(server, ["--session", "c", "http://h.example/"], environment: environment)
+            #expect(next.stdout == "foo=\"bar, baz=qux\"; n=2")
+        }
+    }
+
+    /// `--cookie-jar FILE` writes curl's format; `-b FILE` reads it back (and curl's own files); `-b NAME=VALUE`
+    /// sends to the request's host; a missing `-b` file is taken as empty, as curl takes it.
+    @Test func curlCookieFiles() async throws {
+        try await withServer { server, environment in
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-jar-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let file = folder.appendingPathComponent("cookies.txt").path
+            let set = CookieOriginServer.path("/set", setting: ["a=1; Domain=example.org", "b=2; HttpOnly"])
+            _ = try await courier(
+                server, ["-b", file, "--cookie-jar", file, "http://www.example.org" + set], environment: environment)
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(text.hasPrefix("# Netscape HTTP Cookie File"))
+            #expect(text.contains(".example.org\tTRUE\t/\tFALSE\t0\ta\t1"))
+            #expect(text.contains("#HttpOnly_www.example.org\tFALSE\t/\tFALSE\t0\tb\t2"))
+            var info = stat()
+            #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            let read = try await courier(server, ["-b", file, "http://www.example.org/"], environment: environment)
+            #expect(read.stdout == "a=1; b=2")
+            let literal = try await courier(
+                server,
+                [
+                    "--cookie", "x=1; y=2", "--follow",
+                    "http://one.example" + CookieOriginServer.path("/redirect", to: "http://two.example/", setting: []),
+                ],
+                environment: environment)
+            #expect(literal.stdout == "")  // for the first host only: the redirect's other host gets none
+            #expect(server.requests.contains { $0.host == "one.example" && $0.cookie == "x=1; y=2" })
+        }
+    }
+
+    /// A session file written before the cookie jar (`expires`, `secure`) still loads, its Secure cookie kept to
+    /// https.
+    @Test func earlierSessionFilesLoad() async throws {
+        try await withServer { server, environment in
+            let folder = URL(fileURLWithPath: environment["XDG_CONFIG_HOME"]!)
+                .appendingPathComponent("courier/sessions/h.example_80")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let old = """
+                {"auth":null,"cookies":[{"domain":"h.example","expires":"2100-01-01T00:00:00Z","name":"a",\
+                "path":"/","secure":false,"value":"1"},{"domain":"h.example","name":"s","path":"/","secure":true,\
+                "value":"2"}],"headers":[]}
+                """
+            try Data(old.utf8).write(to: folder.appendingPathComponent("old.json"))
+            let result = try await courier(server, ["--session", "old", "http://h.example/"], environment: environment)
+            #expect(result.stdout == "a=1")
+        }
+    }
+}
