@@ -5,6 +5,7 @@ extension CookieJar {
     public struct Cookie: Sendable, Hashable, Codable {
         /// The name; may be empty (the field then sends the value alone).
         public var name: String
+        /// The value, as the server sent it (quotes included).
         public var value: String
         /// The host (``isHostOnly``) or the domain the cookie goes to: lowercase, no leading dot.
         public var domain: String
@@ -18,6 +19,7 @@ extension CookieJar {
         public var isSecure: Bool
         /// Kept for what a browser would do with it; a client without scripts sends it as any other.
         public var isHTTPOnly: Bool
+        /// The `SameSite` attribute, kept as ``isHTTPOnly`` is.
         public var sameSite: SameSite
         /// When it was first stored (replacing it with the same name, domain and path keeps the date); the
         /// `Cookie` field lists cookies of the same path length in this order.

@@ -66,6 +66,8 @@ public final class CookieJar: CookieStore, Codable {
 
     // MARK: CookieStore
 
+    /// The `Cookie` field for a request to `url`: the unexpired cookies whose domain, path and Secure flag let them
+    /// go there, longer paths first, then older first; each counts as used now. `nil` when none goes.
     public func cookieField(for url: URL) -> String? {
         // The common case, an empty jar, costs one lock and no parsing of the URL.
         guard state.withLock({ $0.count > 0 }), let request = CookieRequest(url) else { return nil }
@@ -97,6 +99,7 @@ public final class CookieJar: CookieStore, Codable {
         return pairs.isEmpty ? nil : pairs.joined(separator: "; ")
     }
 
+    /// Stores what each of `fields` sets in a response to `url`, by the rules above, in order.
     public func storeCookies(fromSetCookieFields fields: [String], for url: URL) {
         guard !fields.isEmpty, let request = CookieRequest(url) else { return }
         let now = Date()

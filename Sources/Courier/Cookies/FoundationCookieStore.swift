@@ -19,11 +19,13 @@ public struct FoundationCookieStore: CookieStore {
         self.storage = storage
     }
 
+    /// The storage's cookies for `url` as a `Cookie` field, as URLSession would send them.
     public func cookieField(for url: URL) -> String? {
         guard let cookies = storage.cookies(for: url), !cookies.isEmpty else { return nil }
         return HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
     }
 
+    /// Hands each field to `HTTPCookie.cookies(withResponseHeaderFields:for:)` and the storage, one at a time.
     public func storeCookies(fromSetCookieFields fields: [String], for url: URL) {
         // One field at a time: Foundation would split a joined value at its commas.
         for field in fields {
