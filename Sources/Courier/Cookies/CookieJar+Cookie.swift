@@ -3,7 +3,8 @@ import Foundation
 extension CookieJar {
     /// A cookie as the jar keeps it (RFC 6265bis §5.7's fields).
     public struct Cookie: Sendable, Hashable, Codable {
-        /// The name; may be empty (the field then sends the value alone).
+        /// The name: never empty for a cookie a response set (see ``CookieJar``); one inserted by hand or read from a
+        /// file may be, and is then sent as its value alone.
         public var name: String
         /// The value, as the server sent it (quotes included).
         public var value: String

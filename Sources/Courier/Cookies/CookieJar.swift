@@ -10,6 +10,7 @@ import Foundation
 /// - `Secure` cookies are set only by and sent only over `https` and `wss`, and a plain-http response cannot
 ///   overwrite or shadow one; names starting `__Secure-` and `__Host-` get their prefixes' checks;
 ///   `SameSite=None` without `Secure` is refused.
+/// - A field without `=` or with an empty name sets nothing (RFC 6265's rule, which 6265bis relaxed for browsers).
 /// - `Max-Age` wins over `Expires`, `Max-Age=0` deletes, a date in the past deletes, no cookie lives past 400 days,
 ///   and an expired cookie is never sent, listed or saved.
 /// - A path covers itself and the paths below it at a `/` boundary; the `Cookie` field lists longer paths first,
@@ -36,7 +37,7 @@ public final class CookieJar: CookieStore, Codable {
         /// The cookies by their ``Cookie/domain``, each list in the order they were stored.
         var byDomain: [String: [Cookie]] = [:]
         var count = 0
-        /// The last creation date given, so that every cookie's is distinct and orders them.
+        /// The last creation date given, so that every cookie's is distinct (a millisecond apart) and orders them.
         var lastCreation = Date.distantPast
     }
 
@@ -204,16 +205,15 @@ public final class CookieJar: CookieStore, Codable {
         let lowerName = parsed.name.lowercased()
         if lowerName.hasPrefix("__secure-"), !parsed.isSecure { return false }  // step 20
         if lowerName.hasPrefix("__host-"), !(parsed.isSecure && isHostOnly && parsed.path == "/") { return false }
-        if parsed.name.isEmpty {
-            let lowerValue = parsed.value.lowercased()
-            if lowerValue.hasPrefix("__secure-") || lowerValue.hasPrefix("__host-") { return false }
-        }
         return state.withLock { state in
             if !parsed.isSecure, !request.isSecure, shadowsSecureCookie(parsed.name, domain, path, in: state) {
                 return false  // step 16, "Leave Secure Cookies Alone"
             }
+            // At least a millisecond apart, so the order survives files that keep dates to the millisecond.
             var created = now
-            if created <= state.lastCreation { created = state.lastCreation.addingTimeInterval(0.000_001) }
+            if created < state.lastCreation.addingTimeInterval(0.001) {
+                created = state.lastCreation.addingTimeInterval(0.001)
+            }
             state.lastCreation = created
             let cookie = Cookie(
                 name: parsed.name, value: parsed.value, domain: domain, isHostOnly: isHostOnly, path: path,

@@ -4,8 +4,9 @@ import Foundation
 /// decides whether to keep it (that needs the request's URL and what is already stored).
 ///
 /// The rules, which servers in the wild rely on:
-/// - the name and value are everything before the first `;`, split at the first `=` (no `=`: an empty name and the
-///   whole text as value); neither commas nor quotes are special, so `a="b, c=d"` is one cookie;
+/// - the name and value are everything before the first `;`, split at the first `=`; neither commas nor quotes are
+///   special, so `a="b, c=d"` is one cookie; without `=`, or with an empty name, the field sets nothing (RFC 6265
+///   §5.2, which 6265bis relaxed for browsers; curl and Python's cookie jar keep the older rule);
 /// - attributes are matched without regard to case, the last of a kind wins, an unknown one is ignored, and an
 ///   attribute that cannot be read (a bad date, `Max-Age=1x`, an empty `Domain=`, a value over 1,024 bytes) is
 ///   ignored alone, not the cookie;
@@ -38,15 +39,13 @@ struct SetCookie: Sendable, Equatable {
         guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
         let pairEnd = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
         let pair = bytes[..<pairEnd]
-        if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
-            name = Self.trimmed(pair[..<equals])
-            value = Self.trimmed(pair[(equals + 1)...])
-        } else {
-            name = ""
-            value = Self.trimmed(pair)
-        }
-        guard name.utf8.count + value.utf8.count <= Self.maximumNameAndValueBytes else { return nil }
-        guard !(name.isEmpty && value.isEmpty) else { return nil }
+        // RFC 6265's rule, not 6265bis's: a pair without `=` or with an empty name is dropped rather than kept as a
+        // nameless cookie (as curl, Python's cookie jar and so HTTPie do), so a value can never pose as a name
+        // (`=__Host-sid=x`) to a server that reads the field back.
+        guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { return nil }
+        name = Self.trimmed(pair[..<equals])
+        value = Self.trimmed(pair[(equals + 1)...])
+        guard !name.isEmpty, name.utf8.count + value.utf8.count <= Self.maximumNameAndValueBytes else { return nil }
         var maxAge: Date?
         var expiresAttribute: Date?
         var rest = bytes[pairEnd...]

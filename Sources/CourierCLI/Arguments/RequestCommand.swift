@@ -80,7 +80,10 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "--http1: HTTP/1.1 only; --http2: HTTP/2 when the server offers it over TLS (the default).")
     var httpVersion: HTTPVersionChoice?
 
-    @Option(help: "Keep this request's custom headers, auth and cookies for the next ones: a session NAME per host.")
+    @Option(
+        help: ArgumentHelp(
+            "Keep this request's custom headers, auth and cookies for the next ones: a session NAME per host, or a "
+                + "PATH (with a /) to one file for every host.", valueName: "NAME|PATH"))
     var session: String?
     @Option(help: "Use a session's headers, auth and cookies without changing it.")
     var sessionReadOnly: String?

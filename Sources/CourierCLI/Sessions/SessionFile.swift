@@ -12,13 +12,21 @@ struct SessionFile: Sendable {
     let url: URL
     let readOnly: Bool
 
-    /// The file of session `name` for requests to `target`.
+    /// The file of session `name` for requests to `target`; a `name` with a `/` is the file's path itself (as in
+    /// HTTPie: one file for every host, so cookies set for other hosts along a redirect are sent there next time).
     ///
     /// - Throws: ``CommandFailure`` for a name that is not letters, digits, `-`, `_` and `.` (a name cannot
     ///   reach another folder), or when there is no configuration folder.
     static func locate(name: String, for target: URL, readOnly: Bool, environment: [String: String]) throws
         -> SessionFile
     {
+        if name.contains("/") {
+            var path = name
+            if path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/") {
+                path = home + path.dropFirst()
+            }
+            return SessionFile(url: URL(fileURLWithPath: path), readOnly: readOnly)
+        }
         let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
         guard !name.isEmpty, name.count <= 100, !name.hasPrefix("."),
             name.unicodeScalars.allSatisfy({ allowed.contains($0) })

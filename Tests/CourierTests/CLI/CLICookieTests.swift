@@ -108,6 +108,24 @@ import Testing
         }
     }
 
+    /// A session given as a path is one file for every host (HTTPie's rule): a domain cookie home set reaches its
+    /// sibling on the next run.
+    @Test func pathSessionSpansHosts() async throws {
+        try await withServer { server, environment in
+            let file = URL(fileURLWithPath: environment["XDG_CONFIG_HOME"]!).appendingPathComponent("s/all.json").path
+            try FileManager.default.createDirectory(
+                atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let set = CookieOriginServer.path("/set", setting: ["wide=1; Domain=example.org", "mine=1"])
+            _ = try await courier(
+                server, ["--session", file, "http://home.example.org" + set], environment: environment)
+            let sibling = try await courier(
+                server, ["--session", file, "http://sibling.example.org/"], environment: environment)
+            #expect(sibling.stdout == "wide=1")
+            var info = stat()
+            #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        }
+    }
+
     /// One `Set-Cookie` field with a comma in its value stays one cookie through the session file.
     @Test func sessionKeepsFieldsApart() async throws {
         try await withServer { server, environment in

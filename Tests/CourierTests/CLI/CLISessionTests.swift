@@ -55,10 +55,11 @@ import Testing
         #expect(readOnly.status == 0, "\(readOnly.stderr)")
         #expect(try Data(contentsOf: file) == before)
 
-        let badName = try await CourierProcess.run(
-            ["--session", "../escape", base.absoluteString + "get"], environment: environment)
-        #expect(badName.status == 1)
-        #expect(!FileManager.default.fileExists(atPath: config.appendingPathComponent("courier/escape.json").path))
+        for name in [".hidden", "a b", "..", ""] {
+            let badName = try await CourierProcess.run(
+                ["--session", name, base.absoluteString + "get"], environment: environment)
+            #expect(badName.status == 1, "\(name)")
+        }
         let both = try await CourierProcess.run(
             ["--session", "a", "--session-read-only", "b", base.absoluteString + "get"], environment: environment)
         #expect(both.status == 1)
