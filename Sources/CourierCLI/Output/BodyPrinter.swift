@@ -9,7 +9,8 @@ import Foundation
 ///   any object, then formatted piece by piece; text that is not JSON is printed as it is, and so is a larger body
 ///   (escaped on a terminal), with a one-line note on standard error.
 ///
-/// Every write waits until it is done, so a failed write (a closed pipe, a full disk) ends the transfer.
+/// Writes go through ``Console/write(_:)``, which waits whenever the output's buffer is full, and a failed write (a
+/// closed pipe, a full disk) is thrown by the next one or by the final flush: either ends the transfer.
 struct BodyPrinter {
     /// The largest body collected to be formatted: 10 MiB.
     static let formattingLimit = 10 * 1024 * 1024

@@ -86,10 +86,13 @@ struct CLIUploadResponseTests {
                 let url = URL(string: "http://127.0.0.1:\(port)/upload")
             else {
                 process.terminate()
-                throw CourierProcessError.notBuilt
+                throw DidNotStart()
             }
             return EndlessServer(url: url, process: process)
         }
+
+        /// The server printed no port.
+        struct DidNotStart: Error {}
 
         /// Stops the server without waiting for it.
         func stop() {

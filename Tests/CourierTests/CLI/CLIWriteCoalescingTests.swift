@@ -11,8 +11,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct CLIWriteCoalescingTests {
     /// Each message read from a packet socket, with when it arrived.
+    ///
+    /// `@unchecked Sendable`: `received` is only touched under `lock`; the rest is immutable or thread-safe.
     final class Packets: @unchecked Sendable {
-        // `@unchecked Sendable`: `received` is only touched under `lock`.
         private let lock = NSLock()
         private var received: [(Data, ContinuousClock.Instant)] = []
         let writeEnd: FileHandle
@@ -22,7 +23,7 @@ struct CLIWriteCoalescingTests {
         init() throws {
             var pair: [Int32] = [0, 0]
             guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0 else {
-                throw CourierProcessError.notBuilt
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
             for descriptor in pair { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
             readEnd = pair[0]
