@@ -10,7 +10,8 @@ import Tracing
 /// How a ``SessionManager`` sends requests: timeouts, extra headers, cookies and redirects.
 public struct SessionConfiguration: Sendable {
     /// How long a request may wait for the response head or the next chunk of its body; default 60 s. A request's
-    /// own `URLRequest.timeoutInterval` takes precedence when it differs from `URLRequest`'s default.
+    /// own `URLRequest.timeoutInterval` takes precedence when it differs from `URLRequest`'s default. A retrier's
+    /// delay between tries does not count against it (it counts against ``timeoutIntervalForResource``).
     ///
     /// Any value is safe, here and in `URLRequest.timeoutInterval`: `.infinity` and anything over 100 years mean
     /// 100 years (no limit in practice); zero, negative values and NaN leave no time at all, so the task fails with

@@ -64,7 +64,7 @@ extension SessionCore {
             guard let idle = state.idleTimeout, let resourceDeadline = state.resourceDeadline else {
                 return now + .seconds(3600)
             }
-            if suspended || state.waitingForConsumer { state.lastActivity = now }
+            if suspended || state.waitingForConsumer || state.waitingToRetry { state.lastActivity = now }
             let deadline = min(state.lastActivity + idle, resourceDeadline)
             guard now < deadline else {
                 state.timedOut = true

@@ -40,6 +40,9 @@ final class TaskDelegate: @unchecked Sendable {
         var timedOut = false
         /// The consumer of a streamed body has not asked for the next chunk: like a suspension, not idleness.
         var waitingForConsumer = false
+        /// The task waits out a retrier's delay: the idle timeout measures silence from a server that was asked for
+        /// something, so the backoff counts against the resource deadline only.
+        var waitingToRetry = false
         /// When the task started, for its metrics.
         var startDate: Date?
         var redirectCount = 0

@@ -5,10 +5,12 @@ import Foundation
 /// - Piped or redirected, with nothing to format: the bytes as received, chunk by chunk.
 /// - On a terminal: chunk by chunk with control characters escaped (``TerminalEscaper``); a chunk with a NUL byte,
 ///   or a first chunk that is not UTF-8, stops the output with a note, and the rest is not read.
-/// - JSON to format or colour: collected up to ``formattingLimit`` and formatted piece by piece; a larger body is
-///   printed as it is (escaped on a terminal) with a one-line note on standard error.
+/// - JSON to format or colour: collected up to ``formattingLimit``, checked by ``JSONFormatter`` without building
+///   any object, then formatted piece by piece; text that is not JSON is printed as it is, and so is a larger body
+///   (escaped on a terminal), with a one-line note on standard error.
 ///
-/// Every write waits until it is done, so a failed write (a closed pipe, a full disk) ends the transfer.
+/// Writes go through ``Console/write(_:)``, which waits whenever the output's buffer is full, and a failed write (a
+/// closed pipe, a full disk) is thrown by the next one or by the final flush: either ends the transfer.
 struct BodyPrinter {
     /// The largest body collected to be formatted: 10 MiB.
     static let formattingLimit = 10 * 1024 * 1024
@@ -28,34 +30,32 @@ struct BodyPrinter {
         var output = StreamOutput(console: console, terminal: terminal)
 
         if reformat || colour {
-            var collected = Data()
+            var collected: [Data] = []
+            var size = 0
             var complete = false
             // Enough to decide whether it is JSON when there is no Content-Type.
-            while collected.isEmpty {
+            while size == 0 {
                 guard let chunk = try await iterator.next() else {
                     complete = true
                     break
                 }
                 collected.append(chunk)
+                size += chunk.count
             }
-            if MessageFormatter.looksJSON(contentType: contentType, start: collected) {
-                while !complete, collected.count <= Self.formattingLimit {
+            if MessageFormatter.looksJSON(contentType: contentType, start: collected.first ?? Data()) {
+                while !complete, size <= Self.formattingLimit {
                     guard let chunk = try await iterator.next() else {
                         complete = true
                         break
                     }
                     collected.append(chunk)
+                    size += chunk.count
                 }
-                if complete,
-                    var formatter = JSONFormatter(
-                        collected, reformat: reformat, style: Style(enabled: colour), escapingControls: terminal)
-                {
-                    var last: UInt8?
-                    while let piece = formatter.next() {
-                        try await console.write(piece)
-                        last = piece.last
-                    }
-                    if last != UInt8(ascii: "\n") { try await console.write(Data("\n".utf8)) }
+                // Checked whole before a byte is printed, so text that is not JSON is printed as it came.
+                let body = collected
+                // A check of up to 10 MiB is long work: off the cooperative pool, as blocking calls are.
+                if complete, try await BlockingIO.run({ JSONFormatter.isValid(body) }) {
+                    try await printFormatted(collected, reformat: reformat, colour: colour, terminal: terminal)
                     return
                 }
                 if !complete {
@@ -64,13 +64,47 @@ struct BodyPrinter {
                             + "not formatted\n")
                 }
             }
-            guard try await output.write(collected) else { return }
+            for chunk in collected {
+                guard try await output.write(chunk) else { return }
+            }
         }
         while let chunk = try await iterator.next() {
             guard try await output.write(chunk) else { return }
         }
         try await output.finish()
     }
+
+    /// Writes valid JSON formatted, a piece at a time: the formatter reads a slice, and what it made is written
+    /// once it passes ``JSONFormatter/pieceSize``.
+    private func printFormatted(_ chunks: [Data], reformat: Bool, colour: Bool, terminal: Bool) async throws {
+        var formatter = JSONFormatter(reformat: reformat, style: Style(enabled: colour), escapingControls: terminal)
+        var last: UInt8?
+        for chunk in chunks {
+            var start = chunk.startIndex
+            while start < chunk.endIndex {
+                let end =
+                    chunk.index(start, offsetBy: Self.formattingSlice, limitedBy: chunk.endIndex) ?? chunk.endIndex
+                try formatter.feed(chunk[start..<end])
+                start = end
+                await Task.yield()
+                if formatter.outputCount >= JSONFormatter.pieceSize {
+                    let piece = formatter.takeOutput()
+                    last = piece.last
+                    try await console.write(Data(piece))
+                }
+            }
+        }
+        try formatter.finish()
+        let piece = formatter.takeOutput()
+        if !piece.isEmpty {
+            last = piece.last
+            try await console.write(Data(piece))
+        }
+        if last != UInt8(ascii: "\n") { try await console.write(Data("\n".utf8)) }
+    }
+
+    /// How much input the formatter reads between checks of its output.
+    private static let formattingSlice = 16 * 1024
 }
 
 /// The unformatted path of ``BodyPrinter``: raw bytes to a pipe or a file, escaped text to a terminal.

@@ -78,10 +78,10 @@ struct Console: Sendable {
         self.writeErr = writeErr
     }
 
-    /// Writes bytes to standard output and waits until they are written: for bodies, so they are read from the
-    /// network no faster than they can be written.
+    /// Writes bytes to standard output, waiting whenever the writer's buffer is full (see ``DescriptorWriter``): for
+    /// bodies, so they are read from the network no faster than they can be written.
     ///
-    /// - Throws: ``CommandFailure`` when the write fails.
+    /// - Throws: ``CommandFailure`` when this write, or an earlier one still in the buffer, fails.
     func write(_ data: Data) async throws {
         do {
             try await writeOut(data)

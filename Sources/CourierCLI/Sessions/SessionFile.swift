@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// Where a ``StoredSession`` lives and how it is read and written: `<config>/courier/sessions/<host>_<port>/<name>.json`,
-/// `<config>` being `$XDG_CONFIG_HOME` or `~/.config`. The folders are made with mode 0700 and the file is written
+/// `<config>` being `$XDG_CONFIG_HOME` or `~/.config`. The folders are made with mode 0700 (the session's own
+/// folder is tightened to 0700 when it exists with a looser mode) and the file is written
 /// with mode 0600 (it holds credentials and cookies): to a new file beside it, then renamed over it, so a reader
 /// never sees half a session. A read-only session (`--session-read-only`) is never written.
 struct SessionFile: Sendable {
@@ -93,6 +94,7 @@ struct SessionFile: Sendable {
         do {
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try Self.makePrivate(folder)
             let data = try encoder.encode(session)
             let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
             let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -110,8 +112,27 @@ struct SessionFile: Sendable {
                 unlink(temporary.path)
                 throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
             }
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure(.failure, "cannot write the session file \(url.path): \(error)")
         }
+    }
+
+    /// Makes the session's folder 0700: `createDirectory` leaves a folder that already exists as it is, and one
+    /// made 0755 by hand or by an older version would let other users list the session names (and read a file
+    /// whose mode someone loosened). A folder that is not this user's, or is a link, is refused rather than changed.
+    private static func makePrivate(_ folder: URL) throws {
+        var status = stat()
+        guard lstat(folder.path, &status) == 0 else {
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid() else {
+            throw CommandFailure(
+                .failure,
+                "refusing to keep a session in \(folder.path): it is not a folder of this user's (or it is a link)")
+        }
+        guard status.st_mode & 0o077 != 0 else { return }
+        guard chmod(folder.path, 0o700) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 }

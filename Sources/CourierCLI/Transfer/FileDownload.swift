@@ -8,7 +8,8 @@ import Foundation
 /// `--download`, `--output` and `--continue`: the body is written to the file as it arrives, so an interrupted
 /// download leaves a partial file that `--continue` picks up.
 ///
-/// Resuming asks for `Range: bytes=<size of the file>-`. A `206` whose `Content-Range` starts there is appended;
+/// Resuming asks for `Range: bytes=<size of the file>-`. A `206` whose `Content-Range` starts there, is well
+/// formed (`start ≤ end < total`) and agrees with the body's length is appended, and no byte past its end is;
 /// a `200` (the server ignores ranges) replaces the file from the start; a `416` for a file that already has the
 /// whole resource reports it complete. A response that is not 2xx is not saved: its first 4 KiB are shown and the
 /// rest is not read. The file is opened in place (see ``OutputFile``); a name from the server never overwrites a
@@ -50,16 +51,23 @@ struct FileDownload {
         printHead(response, streamed.task.httpVersion)
 
         var mode = OutputFile.Mode.replace
+        // The bytes a 206 promises; the body may bring neither more nor fewer.
+        var rangeLength: Int64?
         switch response.statusCode {
         case 206 where offset > 0:
-            let start = Self.contentRangeStart(response)
-            guard start == offset else {
+            let range = ContentRange(response.value(forHTTPHeaderField: "Content-Range") ?? "")
+            let declared = response.value(forHTTPHeaderField: "Content-Length").map { Int64($0) }
+            guard let range, range.start == offset, declared == nil || declared == range.length else {
                 streamed.task.cancel()
                 throw CommandFailure(
                     .failure,
                     "cannot resume \(path ?? ""): asked for bytes from \(offset) but the server sent "
-                        + "Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "none")")
+                        + "Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "none")"
+                        + (response.value(forHTTPHeaderField: "Content-Length").map { " with Content-Length: \($0)" }
+                            ?? "")
+                        + (range.map { Self.rangeProblem($0, offset: offset, declared: declared ?? nil) } ?? ""))
             }
+            rangeLength = range.length
             mode = .append
         case 416 where offset > 0:
             streamed.task.cancel()
@@ -101,10 +109,27 @@ struct FileDownload {
         let started = ContinuousClock.now
         do {
             for try await chunk in streamed.chunks {
+                if let rangeLength, Int64(chunk.count) > rangeLength - written {
+                    // Only what the range announced is appended: the rest would land at offsets it never named.
+                    try await file.write(chunk.prefix(Int(rangeLength - written)))
+                    written = rangeLength
+                    streamed.task.cancel()
+                    throw CommandFailure(
+                        .failure,
+                        "cannot resume \(path ?? ""): the server sent more than the \(rangeLength) bytes of its "
+                            + "Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "")")
+                }
                 try await file.write(chunk)
                 written = Self.adding(written, Int64(chunk.count))
                 bar.update(progress(offset: offset, written: written, total: total, task: streamed.task))
             }
+            if let rangeLength, written != rangeLength {
+                throw CommandFailure(
+                    .failure,
+                    "cannot resume \(path ?? ""): the body ended after \(written) of the \(rangeLength) bytes of its "
+                        + "Content-Range: \(response.value(forHTTPHeaderField: "Content-Range") ?? "")")
+            }
+            try await file.flush()
         } catch {
             bar.abandon()
             await file.close()
@@ -132,7 +157,9 @@ struct FileDownload {
     private func openFile(path: inout String?, mode: OutputFile.Mode, response: HTTPURLResponse, request: URLRequest)
         async throws -> OutputFile
     {
-        if let given = path, let file = try await OutputFile.open(given, mode: mode) {
+        if let given = path,
+            let file = try await OutputFile.open(given, mode: mode, deadline: OutputFile.Deadline(limits))
+        {
             return file
         }
         // The name is the server's: `name`, else `name-1`, `name-2`… each created only if it does not exist, so an
@@ -140,7 +167,9 @@ struct FileDownload {
         let base = Self.fileName(for: response, request: request)
         for index in 0..<1000 {
             let candidate = index == 0 ? base : "\(base)-\(index)"
-            if let file = try await OutputFile.open(candidate, mode: .createNew) {
+            if let file = try await OutputFile.open(
+                candidate, mode: .createNew, deadline: OutputFile.Deadline(limits))
+            {
                 path = candidate
                 return file
             }
@@ -230,23 +259,26 @@ struct FileDownload {
 
     /// A name without folders, a leading dot or control characters, so a server can neither write outside the
     /// current folder, nor hide the file, nor put escape sequences or line breaks in its name (and in the messages
-    /// that print it).
+    /// that print it). A name starting with `-` gets `_` in front, so that a later `rm *` or `tar cf x *` in that
+    /// folder cannot read it as an option (`-rf`, `--checkpoint-action=…`).
     static func safeName(_ name: String) -> String? {
         let clean = TerminalText.removingControls(name)
         let last = clean.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var trimmed = String(last.drop(while: { $0 == "." || $0 == " " }))
+        if trimmed.hasPrefix("-") { trimmed = "_" + trimmed }
         while trimmed.utf8.count > longestName { trimmed.removeLast() }
         return trimmed.isEmpty ? nil : trimmed
     }
 
     // MARK: Content-Range
 
-    /// `bytes 100-199/200` → 100.
-    static func contentRangeStart(_ response: HTTPURLResponse) -> Int64? {
-        guard let value = response.value(forHTTPHeaderField: "Content-Range"), value.hasPrefix("bytes ") else {
-            return nil
+    /// Why `range` does not continue a file of `offset` bytes, for the message.
+    private static func rangeProblem(_ range: ContentRange, offset: Int64, declared: Int64?) -> String {
+        if range.start != offset { return " (it starts at byte \(range.start))" }
+        if let declared, declared != range.length {
+            return " (the range holds \(range.length) bytes, the body \(declared))"
         }
-        return value.dropFirst(6).split(separator: "-").first.flatMap { Int64($0) }
+        return ""
     }
 
     /// `bytes */200` or `bytes 0-9/200` → 200.

@@ -46,20 +46,58 @@ struct OutputFile: Sendable {
     /// Whether the target is a FIFO or a character device rather than a regular file.
     let isStream: Bool
 
-    /// Opens `path` for writing; `nil` only in ``Mode/createNew`` when the name exists already.
-    ///
-    /// Opening a FIFO waits for a reader, so this runs on ``BlockingIO``'s queue.
-    ///
-    /// - Throws: ``CommandFailure`` naming the path and the reason.
-    static func open(_ path: String, mode: Mode) async throws -> OutputFile? {
-        try await BlockingIO.run { try openNow(path, mode: mode) }
+    /// `--max-time`, for the open and every write: a FIFO nobody reads must not hold the command past it.
+    struct Deadline: Sendable {
+        /// When the transfer must be over.
+        var instant: ContinuousClock.Instant
+        /// The limit as given, for the message.
+        var maxTime: TimeInterval
+
+        /// The deadline of `limits`, when they have a `--max-time`.
+        init?(_ limits: TransferLimits) {
+            guard let maxTime = limits.maxTime else { return nil }
+            instant = limits.started + .seconds(maxTime)
+            self.maxTime = maxTime
+        }
+
+        /// The failure once it has passed, naming the file.
+        func failure(_ path: String) -> CommandFailure {
+            CommandFailure(
+                .timedOut,
+                "the transfer did not finish within --max-time \(TimeLimit.describe(maxTime)): \(path) was not "
+                    + "read (a FIFO without a reader, or one that stopped reading)")
+        }
     }
 
-    private static func openNow(_ path: String, mode: Mode) throws -> OutputFile? {
+    /// How often opening a FIFO without a reader is tried again until the deadline.
+    private static let fifoRetry: useconds_t = 20_000
+
+    /// The deadline the file was opened under, if any.
+    let deadline: Deadline?
+
+    /// Opens `path` for writing; `nil` only in ``Mode/createNew`` when the name exists already.
+    ///
+    /// Opening a FIFO waits for a reader, so this runs on ``BlockingIO``'s queue. With a `deadline`, the open does
+    /// not block: a FIFO without a reader is tried again until the deadline, and writes to a FIFO wait for room
+    /// only until then (see ``DescriptorWriter``).
+    ///
+    /// - Throws: ``CommandFailure`` naming the path and the reason, or the deadline.
+    static func open(_ path: String, mode: Mode, deadline: Deadline? = nil) async throws -> OutputFile? {
+        try await BlockingIO.run { try openNow(path, mode: mode, deadline: deadline) }
+    }
+
+    private static func openNow(_ path: String, mode: Mode, deadline: Deadline?) throws -> OutputFile? {
         var flags = O_WRONLY | O_CREAT | O_CLOEXEC
         if mode == .append { flags |= O_APPEND }
         if mode == .createNew { flags |= O_EXCL }
-        let descriptor = path.withCString { systemOpen($0, flags, 0o666) }
+        // Non-blocking, a FIFO without a reader fails with ENXIO at once instead of waiting for one.
+        if deadline != nil { flags |= O_NONBLOCK }
+        var descriptor = path.withCString { systemOpen($0, flags, 0o666) }
+        while descriptor < 0, errno == ENXIO || errno == EINTR, let deadline {
+            guard ContinuousClock.now < deadline.instant else { throw deadline.failure(path) }
+            usleep(fifoRetry)
+            descriptor = path.withCString { systemOpen($0, flags, 0o666) }
+        }
         guard descriptor >= 0 else {
             let code = errno
             if mode == .createNew, code == EEXIST { return nil }
@@ -83,8 +121,13 @@ struct OutputFile: Sendable {
             _ = systemClose(descriptor)
             throw CommandFailure(.failure, "cannot truncate \(path): \(String(cString: strerror(code)))")
         }
-        let writer = DescriptorWriter(descriptor: descriptor, label: "file")
-        return OutputFile(path: path, writer: writer, isStream: isStream)
+        // Only a FIFO keeps O_NONBLOCK, its writes bounded by the deadline; a file or a device blocks as usual.
+        if deadline != nil, type != S_IFIFO {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        }
+        let writer = DescriptorWriter(
+            descriptor: descriptor, label: "file", deadline: type == S_IFIFO ? deadline?.instant : nil)
+        return OutputFile(path: path, writer: writer, isStream: isStream, deadline: deadline)
     }
 
     /// The size of the regular file at `path`, following symbolic links; `nil` when there is none (or it is a FIFO
@@ -104,8 +147,24 @@ struct OutputFile: Sendable {
         do {
             try await writer.write(data)
         } catch {
-            throw CommandFailure(.failure, "cannot write \(path): \(error)")
+            throw failure(error)
         }
+    }
+
+    /// Writes what is buffered.
+    ///
+    /// - Throws: ``CommandFailure`` as ``write(_:)`` does.
+    func flush() async throws {
+        do {
+            try await writer.drain()
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    private func failure(_ error: any Error) -> CommandFailure {
+        if let deadline, (error as? WriteError)?.code == ETIMEDOUT { return deadline.failure(path) }
+        return CommandFailure(.failure, "cannot write \(path): \(error)")
     }
 
     /// Closes the file.

@@ -111,18 +111,14 @@ struct RequestRunner {
             }
             if let body = prepared.body {
                 let bar = ProgressBar(console: console, label: "upload")
-                // The response goes to a file, not to memory: a server may answer an upload with any size of body.
-                var hooks = manager.hooks
-                hooks.didReceiveResponse = { _, _ in .becomeDownload }
-                manager.hooks = hooks
-                let (response, uploaded, version) = try await Upload.send(
-                    request, body: body, manager: manager, bar: bar)
+                // Streamed like any other response: a server may answer an upload with any size of body.
+                let (response, task, version) = try await Upload.send(request, body: body, manager: manager, bar: bar)
                 printResponseHead(response, version: version)
                 if options.print.responseBody {
                     try await printer.print(
-                        uploaded.chunks(), contentType: response.value(forHTTPHeaderField: "Content-Type"))
-                } else if case .file(let handle) = uploaded {
-                    try? handle.close()
+                        task.chunks, contentType: response.value(forHTTPHeaderField: "Content-Type"))
+                } else {
+                    task.cancel()
                 }
                 try await console.flush()
                 return finalStatus(response)

@@ -5,59 +5,38 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Sends a body that is not in `httpBody` (a multipart body streamed from files) with an upload task, drawing its
-/// progress.
+/// Sends a body that is not in `httpBody` (a multipart body streamed from files), drawing its progress, and returns
+/// as soon as the response head has arrived, with the response body to be read as it arrives.
+///
+/// The response is streamed like any other: never spooled to a file or collected in memory, so a server answering
+/// an upload with an endless body costs no disk, and the reader going away (`| head`) ends the transfer.
 enum Upload {
-    /// The response, its body and the HTTP version it came with; the manager's response serializer decides which
-    /// statuses fail.
+    /// The response head, the task whose ``DataStreamTask/chunks`` carry the body, and the HTTP version.
     ///
-    /// The body is in a file when the manager's ``SessionHooks/didReceiveResponse`` answers
-    /// ``ResponseDisposition/becomeDownload`` (as `courier` does, to keep memory bounded), else in memory.
+    /// - Throws: the task's error when it fails before the head arrives; cancelling the calling task cancels it.
     static func send(_ request: URLRequest, body: RequestBody, manager: SessionManager, bar: ProgressBar)
-        async throws -> (HTTPURLResponse, UploadedBody, String?)
+        async throws -> (HTTPURLResponse, DataStreamTask, String?)
     {
-        let completion = LockedValue<CheckedContinuation<(HTTPURLResponse, UploadedBody), any Error>?>(nil)
-        let finish: @Sendable (Result<(HTTPURLResponse, UploadedBody), any Error>) -> Void = { result in
-            let continuation = completion.withLock { state in
-                defer { state = nil }
-                return state
-            }
-            continuation?.resume(with: result)
-        }
-        let task = manager.uploadTask(
-            with: request, body: body, progress: { bar.update($0) },
-            completionHandler: { response, object, error in
-                if let error {
-                    bar.abandon()
-                    finish(.failure(error))
-                } else if let response, let file = object as? URL {
-                    bar.finish()
-                    // Opened before the handler returns, when the library deletes the file.
-                    do {
-                        finish(.success((response, .file(try FileHandle(forReadingFrom: file)))))
-                    } catch {
-                        finish(
-                            .failure(
-                                CommandFailure(.failure, "cannot read the response kept in \(file.path): \(error)")))
-                    }
-                } else if let response {
-                    bar.finish()
-                    finish(.success((response, .data((object as? Data) ?? Data()))))
-                } else {
-                    finish(
-                        .failure(
-                            CourierError.badServerResponse(
-                                reason: "no response", underlyingError: nil, context: .init(request: request))))
-                }
-            })
-        let (response, uploaded) = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                completion.withLock { $0 = continuation }
+        let task = manager.dataStreamTask(with: request, body: body)
+        let updates = manager.uploadProgressUpdates(for: task)
+        let drawing = Task { for await progress in updates { bar.update(progress) } }
+        let response: HTTPURLResponse
+        do {
+            response = try await withTaskCancellationHandler {
                 task.resume()
+                return try await task.response()
+            } onCancel: {
+                task.cancel()
             }
-        } onCancel: {
-            task.cancel()
+        } catch {
+            drawing.cancel()
+            bar.abandon()
+            throw error
         }
-        return (response, uploaded, task.httpVersion)
+        drawing.cancel()
+        // The bar ends where the upload stands when the answer arrives (a server may answer before reading it all).
+        if let sent = manager.uploadProgress(for: task) { bar.update(sent) }
+        bar.finish()
+        return (response, task, task.httpVersion)
     }
 }

@@ -74,16 +74,19 @@ import Testing
         let document = "[" + Array(repeating: nested, count: 200).joined(separator: ",") + "]"
         let data = Data(document.utf8)
         #expect(data.count > 200_000)
-        var formatter = try #require(JSONFormatter(data, reformat: true, style: Style(enabled: true)))
+        var formatter = JSONFormatter(reformat: true, style: Style(enabled: true))
         var size = 0
-        var largestPiece = 0
-        while let piece = formatter.next() {
+        var start = 0
+        while start < data.count {
+            let end = min(start + 16_384, data.count)
+            try formatter.feed(data[start..<end])
+            size += formatter.takeOutput().count
+            start = end
             await Task.yield()
-            size += piece.count
-            largestPiece = max(largestPiece, piece.count)
         }
-        #expect(size < 10 * data.count, "\(size) bytes from \(data.count)")
-        #expect(largestPiece < 2 * JSONFormatter.pieceSize)
+        try formatter.finish()
+        size += formatter.takeOutput().count
+        #expect(size < 5 * data.count, "\(size) bytes from \(data.count)")
         let text = try #require(JSONFormatter.format(data, reformat: true, style: Style(enabled: false)))
         let lines: [Substring] = text.split(separator: "\n")
         let deepestIndent = lines.map { line -> Int in line.prefix(while: { $0 == " " }).count }.max() ?? 0

@@ -21,6 +21,30 @@ struct CLIRetryTests {
         try await server.stop()
     }
 
+    @Test func backoffCountsAgainstMaxTimeNotTheIdleTimeout() async throws {
+        // A 2 s Retry-After under a 1 s idle timeout: the wait is the client's own, not a silent server.
+        let server = try await ScriptedServer.start([
+            .init(status: 503, headers: [("Retry-After", "2")], body: "busy"), .init(status: 200, body: "finally"),
+        ])
+        let result = try await CourierProcess.run(["--retry", "1", "--timeout", "1", server.url("job").absoluteString])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout == "finally")
+        #expect(server.received.count == 2)
+        try await server.stop()
+
+        // The same wait past --max-time ends the transfer.
+        let limited = try await ScriptedServer.start([
+            .init(status: 503, headers: [("Retry-After", "3")], body: "busy"), .init(status: 200, body: "finally"),
+        ])
+        let stopped = try await CourierProcess.run([
+            "--retry", "1", "--max-time", "1", limited.url("job").absoluteString,
+        ])
+        #expect(stopped.status == 2, "stderr: \(stopped.stderr)")
+        #expect(stopped.stderr.contains("did not finish within --max-time 1 s"), "\(stopped.stderr)")
+        #expect(limited.received.count == 1)
+        try await limited.stop()
+    }
+
     @Test func withoutRetryTheFirstAnswerStands() async throws {
         let server = try await ScriptedServer.start([.init(status: 503), .init(status: 200)])
         let result = try await CourierProcess.run(["--check-status", server.url("job").absoluteString])

@@ -105,12 +105,20 @@ extension TaskExchange {
     }
 
     /// Waits `delay`, ending early with `CancellationError` when the task, its exchanges or its Swift task are
-    /// cancelled (a timeout cancels the exchanges).
+    /// cancelled (a timeout cancels the exchanges). The wait does not count against the idle timeout, only against
+    /// the resource deadline.
     private func pause(for delay: Duration) async throws {
         guard delay > .zero else { return try core.checkCancellation(task, delegate: delegate) }
         let sleeper = Task { try await Task.sleep(for: delay) }
         delegate.exchange.onCancel { sleeper.cancel() }
-        defer { delegate.exchange.clear() }
+        delegate.state.withLock { $0.waitingToRetry = true }
+        defer {
+            delegate.exchange.clear()
+            delegate.state.withLock { state in
+                state.waitingToRetry = false
+                state.lastActivity = .now  // the idle clock starts again with the next try
+            }
+        }
         try await withTaskCancellationHandler {
             try await sleeper.value
         } onCancel: {
