@@ -12,6 +12,9 @@ import Foundation
 struct SessionFile: Sendable {
     let url: URL
     let readOnly: Bool
+    /// Whether the folder is Courier's own (a named session's), which ``save(_:replacing:)`` keeps at mode 0700; a
+    /// session given as a path lives in a folder of the user's, which is left as it is.
+    var ownsFolder = true
 
     /// The file of session `name` for requests to `target`; a `name` with a `/` is the file's path itself (as in
     /// HTTPie: one file for every host, so cookies set for other hosts along a redirect are sent there next time).
@@ -26,7 +29,7 @@ struct SessionFile: Sendable {
             if path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/") {
                 path = home + path.dropFirst()
             }
-            return SessionFile(url: URL(fileURLWithPath: path), readOnly: readOnly)
+            return SessionFile(url: URL(fileURLWithPath: path), readOnly: readOnly, ownsFolder: false)
         }
         let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
         guard !name.isEmpty, name.count <= 100, !name.hasPrefix("."),
@@ -94,7 +97,7 @@ struct SessionFile: Sendable {
         do {
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try Self.makePrivate(folder)
+            if ownsFolder { try Self.makePrivate(folder) }
             let data = try encoder.encode(session)
             let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
             let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

@@ -57,8 +57,8 @@ struct RequestRunner {
             throw error
         }
         await metrics?.waitUntilPrinted()
-        try await console.flush()
         try saveCookies(cookies, session: sessionFile, stored: stored, plan: plan)
+        try await console.flush()  // `--cookie-jar -` wrote to standard output
         return status
     }
 

@@ -155,6 +155,13 @@ import Testing
             #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
             let read = try await courier(server, ["-b", file, "http://www.example.org/"], environment: environment)
             #expect(read.stdout == "a=1; b=2")
+            let toStdout = try await CourierProcess.run(
+                [
+                    "--proxy", server.proxyURL.absoluteString, "--print", "", "-b", file, "--cookie-jar", "-",
+                    "http://www.example.org/",
+                ], environment: environment)
+            #expect(toStdout.stdout.hasPrefix("# Netscape HTTP Cookie File"))
+            #expect(toStdout.stdout.contains("\ta\t1\n"))
             let literal = try await courier(
                 server,
                 [
