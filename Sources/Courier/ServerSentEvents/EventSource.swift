@@ -21,6 +21,11 @@ import Foundation
 /// - **Reconnection.** When the connection ends or drops (also when it cannot be made, or the session's idle
 ///   timeout ends it), the stream waits the reconnection time (``Configuration/reconnectionTime``, 3 s, until a
 ///   `retry` field sets another) and connects again, sending the last event ID. An event the drop cut off is lost.
+///   The wait is never shorter than 100 ms, whatever `retry` says, and it doubles (up to 30 s, or the reconnection
+///   time when that is longer) for each connection in a row that could not be made or whose response ended within
+///   a second: a server that sends `retry: 0` and ends every response at once cannot make the stream reconnect in a
+///   tight loop.
+///   ``Configuration/maximumReconnectAttempts`` bounds how many reconnections are made in all.
 /// - **The end.** A `204`, any other status outside 200–299, or a `Content-Type` other than `text/event-stream`
 ///   ends the stream with ``CourierError/unacceptableStatusCode(_:context:underlyingError:)`` or
 ///   ``CourierError/unacceptableContentType(_:acceptable:context:)`` and no reconnection; so do errors that a
@@ -38,8 +43,10 @@ public struct EventSource: AsyncSequence, Sendable {
         public var reconnectionTime: Duration = .seconds(3)
         /// The `Last-Event-ID` of the first connection (a stream resumed from an earlier one); default none.
         public var lastEventID: String = ""
-        /// How many reconnections in a row may fail (after the first attempt) before the stream ends with the
-        /// last failure; `nil` (the default) keeps trying, as a browser does. An event resets the count.
+        /// How many reconnections the stream makes (after the first connection) before it ends: every one counts,
+        /// whether the connection failed, dropped, or the server ended the response, events or not. When the
+        /// connection after the last one ends, the stream ends too: with that connection's failure, or (after a
+        /// response the server ended) with `nil`. `nil` (the default) keeps reconnecting, as a browser does.
         public var maximumReconnectAttempts: Int?
         /// The most bytes one line or one event's data may take; default 1 MiB.
         public var maximumEventSize: Int = 1 << 20
@@ -47,6 +54,14 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The default configuration.
         public init() {}
     }
+
+    /// The shortest wait before a reconnection, whatever the stream's `retry` says.
+    static let minimumReconnectionTime = Duration.milliseconds(100)
+    /// A response that ends sooner than this after it arrived (or a connection that could not be made) counts as
+    /// ending at once: the next wait doubles.
+    static let quickEnd = Duration.seconds(1)
+    /// The longest wait the doubling reaches (unless the reconnection time itself is longer).
+    static let maximumBackoff = Duration.seconds(30)
 
     let manager: SessionManager
     let request: URLRequest
@@ -70,9 +85,13 @@ public struct EventSource: AsyncSequence, Sendable {
         private var parser: EventStreamParser
         /// The body of the current connection; `nil` between connections.
         private var body: ResponseChunks.AsyncIterator?
-        /// Connection attempts since the last event; the first connection does not wait.
-        private var attempts = 0
+        /// Reconnections made so far (every connection after the first, which does not wait).
+        private var reconnections = 0
         private var connectedBefore = false
+        /// Connections in a row that could not be made or ended within ``EventSource/quickEnd`` of their response.
+        private var quickEnds = 0
+        /// When the current (or last) connection's response arrived; `nil` while connecting.
+        private var respondedAt: ContinuousClock.Instant?
         private var finished = false
 
         init(source: EventSource) {
@@ -86,10 +105,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// - Throws: ``CourierError`` when the stream ends for good (see ``EventSource``).
         public mutating func next() async throws -> ServerSentEvent? {
             while !finished {
-                if let event = try parsed() {
-                    attempts = 0
-                    return event
-                }
+                if let event = try parsed() { return event }
                 guard var current = body else {
                     try await connect()
                     continue
@@ -99,14 +115,14 @@ public struct EventSource: AsyncSequence, Sendable {
                         body = current
                         parser.append(chunk)
                     } else {
-                        dropConnection()  // the server ended the response: reconnect
+                        try connectionEnded(failure: nil)  // the server ended the response: reconnect
                     }
                 } catch {
                     if Task.isCancelled || Self.isCancellation(error) {
                         return finish()
                     }
                     guard Self.isRecoverable(error) else { throw end(with: error) }
-                    dropConnection()
+                    try connectionEnded(failure: error)
                 }
             }
             return nil
@@ -120,27 +136,54 @@ public struct EventSource: AsyncSequence, Sendable {
             }
         }
 
-        /// Connects (after the reconnection time, unless it is the first connection) and checks the response.
+        /// Connects (after the reconnection wait, unless it is the first connection) and checks the response.
         private mutating func connect() async throws {
             if connectedBefore {
+                reconnections += 1
                 do {
-                    try await Task.sleep(for: parser.reconnectionTime ?? source.configuration.reconnectionTime)
+                    try await Task.sleep(for: reconnectionWait)
                 } catch {
                     _ = finish()
                     return
                 }
             }
             connectedBefore = true
-            attempts += 1
+            respondedAt = nil
             do {
                 body = try await open()
+                respondedAt = .now
             } catch {
                 if Task.isCancelled || Self.isCancellation(error) {
                     _ = finish()
                     return
                 }
-                let limit = source.configuration.maximumReconnectAttempts
-                guard Self.isRecoverable(error), limit.map({ attempts <= $0 }) ?? true else { throw end(with: error) }
+                guard Self.isRecoverable(error) else { throw end(with: error) }
+                try connectionEnded(failure: error)
+            }
+        }
+
+        /// The wait before the next reconnection: the reconnection time, at least
+        /// ``EventSource/minimumReconnectionTime``, doubled for each connection in a row after the first that ended
+        /// at once.
+        private var reconnectionWait: Duration {
+            let time = Swift.max(
+                parser.reconnectionTime ?? source.configuration.reconnectionTime, EventSource.minimumReconnectionTime)
+            // Past the cap, doubling changes nothing (and a `retry` near Int64's end must not overflow).
+            guard quickEnds > 1, time < EventSource.maximumBackoff else { return time }
+            return Swift.min(time * (1 << Swift.min(quickEnds - 1, 16)), EventSource.maximumBackoff)
+        }
+
+        /// The connection ended (the server ended the response, it dropped, or it could not be made): the stream
+        /// reconnects, or ends when it has made all the reconnections it may (throwing `failure`, if any).
+        private mutating func connectionEnded(failure: (any Error)?) throws {
+            body = nil
+            parser.restart()
+            // Timed from the response, not the connection: a slow connect is no sign of a server that ends at once.
+            let quick = respondedAt.map { ContinuousClock.now - $0 < EventSource.quickEnd } ?? true
+            quickEnds = quick ? quickEnds + 1 : 0
+            if let limit = source.configuration.maximumReconnectAttempts, reconnections >= limit {
+                if let failure { throw end(with: failure) }
+                _ = finish()
             }
         }
 
@@ -170,11 +213,6 @@ public struct EventSource: AsyncSequence, Sendable {
                 throw CourierError.unacceptableContentType(type, acceptable: ["text/event-stream"], context: context)
             }
             return streamed.chunks.makeAsyncIterator()
-        }
-
-        private mutating func dropConnection() {
-            body = nil
-            parser.restart()
         }
 
         private mutating func finish() -> ServerSentEvent? {

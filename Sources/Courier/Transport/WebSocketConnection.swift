@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Invariants: messages arrive whole and in order (fragments reassembled); a text message is valid UTF-8 (otherwise
 /// the connection closes with 1007); no message is larger than ``WebSocketConfiguration/maximumMessageSize``
-/// (otherwise it closes with 1009); a ping from the server is answered with a pong at once. After the close, every
-/// call fails with ``WebSocketClosedError``.
+/// (otherwise it closes with 1009); a ping from the server is answered with a pong at once (one pong may answer
+/// several pings, for the latest, as RFC 6455 §5.5.3 allows). After the close, every call fails with
+/// ``WebSocketClosedError``.
 public protocol WebSocketConnection: Sendable {
     /// The subprotocol the server chose (`Sec-WebSocket-Protocol`), if any.
     var negotiatedProtocol: String? { get }

@@ -15,8 +15,9 @@ struct EventStreamCommand: AsyncParsableCommand {
         discussion: """
             Each event is printed as the stream sends it (its id and event lines when set, its data lines, then a
             blank line), or with --json as one JSON object per line: {"data": "…", "event": "message", "id": "3"}.
-            After a dropped connection the stream waits its retry time (3 s unless the server sets another) and
-            reconnects with Last-Event-ID. A 204, another status or another Content-Type ends it with an error.
+            After a dropped connection the stream waits its retry time (3 s unless the server sets another; never less
+            than 100 ms, and doubling while connections end within a second) and reconnects with Last-Event-ID. A 204,
+            another status or another Content-Type ends it with an error.
             """)
 
     @Argument(help: "The URL of the event stream (http:// is added when there is no scheme).")
@@ -28,7 +29,7 @@ struct EventStreamCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .long], help: "A header field to send, as \"Name: value\" (repeatable).")
     var header: [String] = []
 
-    @Option(help: "Give up after this many reconnections in a row that fail (default: never).")
+    @Option(help: "Stop after this many reconnections, whatever ended the connections (default: never).")
     var maxReconnects: Int?
 
     @OptionGroup var tlsFlags: TLSFlags
@@ -75,13 +76,14 @@ struct EventStreamCommand: AsyncParsableCommand {
         return text + "\n"
     }
 
-    /// The event as one line of JSON; DEL and the C1 controls, which JSON may leave raw, are escaped too.
+    /// The event as one line of JSON; DEL, the C1 controls and the bidi controls, which JSON may leave raw, are
+    /// escaped too (all are below U+10000, so `\uXXXX` holds them).
     static func jsonLine(_ event: ServerSentEvent) -> String {
         let object: [String: Any] = ["id": event.id ?? NSNull(), "event": event.event, "data": event.data]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         var line = ""
         for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
-            if (0x7F...0x9F).contains(scalar.value) {
+            if scalar.value >= 0x7F, TerminalText.isControl(scalar) {
                 line += String(format: "\\u%04x", scalar.value)
             } else {
                 line.unicodeScalars.append(scalar)

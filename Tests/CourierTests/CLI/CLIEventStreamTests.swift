@@ -31,6 +31,39 @@ struct CLIEventStreamTests {
         #expect(received.map(\.lastEventID) == [nil, "1", "2"])
     }
 
+    @Test func jsonEscapesBidiControls() async throws {
+        let data = "a\u{202A}b\u{202E}c\u{2066}d\u{2069}e\u{200E}f\u{200F}g\u{061C}h"
+        let server = try await EventStreamServer.start { index, _ in
+            index == 0
+                ? .events("id: \u{202E}1\nevent: t\u{2067}x\ndata: \(data)\n\n", drop: true)
+                : .plain(status: 204, contentType: "text/event-stream", body: "")
+        }
+        let result = try await CourierProcess.run(["sse", "--json", server.url.absoluteString])
+        try await server.stop()
+        #expect(
+            result.stdout
+                == #"{"data":"a\u202ab\u202ec\u2066d\u2069e\u200ef\u200fg\u061ch","event":"t\u2067x","id":"\u202e1"}"#
+                + "\n", "\(result.stdout)")
+        // Still JSON, which gives back what the server sent.
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String]
+        #expect(object?["data"] == data)
+    }
+
+    @Test func maxReconnectsStopsAServerThatEndsEveryResponseAtOnce() async throws {
+        let server = try await EventStreamServer.start { _, _ in
+            .plain(status: 200, contentType: "text/event-stream", body: "retry: 0\ndata: x\n\n")
+        }
+        // Today's code reconnected without a pause and without end: killed at the limit.
+        let result = try await CourierProcess.run(
+            ["sse", "--max-reconnects", "2", server.url.absoluteString], limit: 20)
+        let received = server.received
+        try await server.stop()
+        #expect(!result.killedBySignal)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(received.count == 3)
+        #expect(result.stdout == String(repeating: "data: x\n\n", count: 3))
+    }
+
     @Test func plainBlocksAreEscaped() async throws {
         let server = try await Self.server()
         let result = try await CourierProcess.run(["sse", server.url.absoluteString])

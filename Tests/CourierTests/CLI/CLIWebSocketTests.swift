@@ -37,6 +37,39 @@ struct CLIWebSocketTests {
         #expect(result.stderr.contains("4001: going home"), "\(result.stderr)")
     }
 
+    @Test(
+        "An invalid close frame or a masked frame exits non-zero with 1002 (1007 for a reason that is not UTF-8)",
+        arguments: [
+            (HostileWebSocketServer.close(1000, reason: [0x62, 0x79, 0xFF]), "1007"),
+            (HostileWebSocketServer.close(5000), "1002"),
+            (HostileWebSocketServer.frame(0x8, payload: [0x03]), "1002"),
+            (
+                HostileWebSocketServer.frame(0x1, payload: Array("hi".utf8), mask: [9, 8, 7, 6])
+                    + HostileWebSocketServer.close(1000), "1002"
+            ),
+        ])
+    func protocolErrorsExitNonZero(frames: [UInt8], code: String) async throws {
+        let server = try await HostileWebSocketServer.start(act: .write(frames))
+        // Standard input stays open: the close is the server's alone.
+        let pipe = Pipe()
+        let result = try await CourierProcess.run(
+            ["ws", server.url.absoluteString], limit: 20, stdin: pipe.fileHandleForReading)
+        try? pipe.fileHandleForWriting.close()
+        try await server.stop()
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("closed with \(code)"), "\(result.stderr)")
+        #expect(result.stdout == "")
+    }
+
+    @Test func bidiControlsInMessagesAreEscaped() async throws {
+        let server = try await WebSocketServer.start()
+        let result = try await CourierProcess.run(
+            ["ws", server.url.absoluteString],
+            stdin: try Self.input("evil\u{202E}txt.exe \u{2066}x\u{2069}\u{200F}\u{061C}\n"))
+        try await server.stop()
+        #expect(result.stdout == "evil\\u{202e}txt.exe \\u{2066}x\\u{2069}\\u{200f}\\u{61c}\n", "\(result.stdout)")
+    }
+
     @Test func hexAndAnUnreachableServer() async throws {
         let server = try await WebSocketServer.start()
         let result = try await CourierProcess.run(

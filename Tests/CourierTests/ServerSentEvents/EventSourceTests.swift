@@ -85,9 +85,43 @@ struct EventSourceTests {
             for try await _ in manager.eventStream(URLRequest(url: url), configuration: configuration) {}
         }
         #expect(error?.errorCode == -1004)
+        // Monitors hear of a task on their own queue, maybe after the stream has ended.
+        try await waitUntil { counter.count.withLock { $0 } >= 4 }
         #expect(counter.count.withLock { $0 } == 4)  // the first attempt and 3 reconnections
         manager.invalidate(cancelingTasks: true)
         await manager.transport.shutdown()
+    }
+
+    @Test("retry: 0 waits at least 100 ms, doubling while responses end at once; every reconnection counts")
+    func retryZeroIsFlooredAndBacksOff() async throws {
+        // Every response is one event and its end: a stream that reconnects at once, for ever, on today's code.
+        let server = try await EventStreamServer.start { _, _ in
+            .plain(status: 200, contentType: "text/event-stream", body: "retry: 0\ndata: x\n\n")
+        }
+        let manager = Self.manager("NIOTransport")
+        var configuration = EventSource.Configuration()
+        configuration.maximumReconnectAttempts = 4
+        // When each event reached this loop: the wait before a reconnection falls between two of them. (The
+        // server's clock would not do: its event loop, shared with other tests, may record a request late.)
+        var arrivals: [ContinuousClock.Instant] = []
+        for try await _ in manager.eventStream(URLRequest(url: server.url), configuration: configuration) {
+            arrivals.append(.now)
+            if arrivals.count == 50 { break }  // the limit did not stop it
+        }
+        let received = server.received
+        manager.invalidate(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+
+        // The first connection and 4 reconnections, each with its event; then the stream ends without an error.
+        #expect(arrivals.count == 5)
+        #expect(received.count == 5)
+        // Each response (head and body written at once) ends well within a second of its head, so the waits are
+        // 100 ms (the floor under retry: 0), then 200, 400 and 800 ms. Lower bounds only: load makes gaps longer.
+        let gaps = zip(arrivals, arrivals.dropFirst()).map { $1 - $0 }
+        for (index, gap) in gaps.prefix(4).enumerated() {
+            #expect(gap >= .milliseconds(100 << index), "wait \(index + 1) was \(gap)")
+        }
     }
 
     @Test("Cancelling the iterating task ends the stream with nil and cancels its request")

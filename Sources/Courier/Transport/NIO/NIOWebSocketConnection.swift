@@ -6,8 +6,9 @@ import NIOWebSocket
 /// ``receive()``, and sends go straight to the channel.
 ///
 /// Invariants: at most ``inboxLimit`` messages wait; past that the channel stops reading (backpressure reaches the
-/// server through TCP) until ``receive()`` takes one. The connection closes once, and from then on every call fails
-/// with the same ``WebSocketClosedError``.
+/// server through TCP) until ``receive()`` takes one. It also stops reading while the channel is not writable, so a
+/// server that sends what must be answered (pings) and reads nothing cannot make the answers pile up here. The
+/// connection closes once, and from then on every call fails with the same ``WebSocketClosedError``.
 final class NIOWebSocketConnection: WebSocketConnection {
     private struct State {
         var messages: [WebSocketMessage] = []
@@ -17,6 +18,8 @@ final class NIOWebSocketConnection: WebSocketConnection {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
         /// Reading was stopped because the inbox was full.
         var paused = false
+        /// The channel's writes are past its high-water mark: reading waits until they drain.
+        var unwritable = false
         /// A close frame has been sent (by either side's initiative).
         var sentClose = false
     }
@@ -60,6 +63,19 @@ final class NIOWebSocketConnection: WebSocketConnection {
         let ping = state.withLock { $0.pings.isEmpty ? nil : $0.pings.removeFirst() }
         ping?.resume()
     }
+
+    /// The channel's writability changed (on the event loop): reading stops while it is not writable.
+    func writabilityChanged(_ writable: Bool) {
+        state.withLock { $0.unwritable = !writable }
+        if writable {
+            readIfAllowed()
+        } else {
+            channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+        }
+    }
+
+    /// Whether a close frame has been sent (or is being sent): nothing may follow it.
+    var hasSentClose: Bool { state.withLock { $0.sentClose } }
 
     /// Marks that a close frame is to be sent; `false` when one already was.
     func claimCloseFrame() -> Bool {
@@ -179,10 +195,15 @@ final class NIOWebSocketConnection: WebSocketConnection {
     }
 
     private func resumeReading() {
+        channel.eventLoop.execute { self.readIfAllowed() }
+    }
+
+    /// On the event loop: reads again unless the inbox is full or the channel is not writable (whichever stopped
+    /// reading last, the other may still hold it).
+    private func readIfAllowed() {
+        guard state.withLock({ !$0.paused && !$0.unwritable }) else { return }
         let channel = channel
-        channel.eventLoop.execute {
-            channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
-        }
+        channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
     }
 
     /// A masked close frame with `code` and `reason`, the reason cut to fit 123 bytes (at a character boundary).

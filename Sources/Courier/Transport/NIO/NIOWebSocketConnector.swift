@@ -38,9 +38,16 @@ struct NIOWebSocketConnector {
         let maximumMessageSize = max(1, min(configuration.maximumMessageSize, Int(UInt32.max)))
         let upgrader = NIOWebSocketClientUpgrader(
             maxFrameSize: maximumMessageSize, automaticErrorHandling: false,
-            upgradePipelineHandler: { channel, response in
+            upgradePipelineHandler: { [offered = configuration.protocols] channel, response in
+                if let problem = Self.handshakeProblem(response.headers, offered: offered) {
+                    let head = ResponseHead(response, url: request.url).response
+                    opened.fail(
+                        CourierError.badServerResponse(
+                            reason: problem, underlyingError: nil, context: CourierError.Context(response: head)))
+                    return channel.close()
+                }
                 // The refusal handler sits before the frame decoder NIO has just added: frames must not reach it.
-                channel.pipeline.removeHandler(name: NIOWebSocketUpgradeRefusal.name).flatMapThrowing {
+                return channel.pipeline.removeHandler(name: NIOWebSocketUpgradeRefusal.name).flatMapThrowing {
                     let tlsVersion = NIOConnectionReporter.tlsVersion(of: channel.pipeline.syncOperations)
                     let metrics = timing.withLock { metrics in
                         metrics.responseStartDate = Date()
@@ -134,6 +141,22 @@ struct NIOWebSocketConnector {
             if let courier = error as? CourierError { throw courier }
             throw NIOTransport.courierError(error, url: request.url, proxy: request.proxy)
         }
+    }
+
+    /// Why the `101` must fail the connection (RFC 6455 §4.1), or `nil`: a subprotocol that was not offered (or more
+    /// than one), or any extension, since none is offered.
+    static func handshakeProblem(_ headers: NIOHTTP1.HTTPHeaders, offered: [String]) -> String? {
+        let extensions = headers[canonicalForm: "Sec-WebSocket-Extensions"].filter { !$0.isEmpty }
+        if let chosen = extensions.first {
+            return "the server chose the WebSocket extension “\(chosen)”, which was not offered"
+        }
+        let protocols = headers[canonicalForm: "Sec-WebSocket-Protocol"].filter { !$0.isEmpty }
+        guard let chosen = protocols.first else { return nil }
+        guard protocols.count == 1, offered.contains(String(chosen)) else {
+            let chosen = protocols.joined(separator: ", ")
+            return "the server chose the WebSocket subprotocol “\(chosen)”, which was not offered"
+        }
+        return nil
     }
 
     private func makeTLSContext() throws -> NIOSSLContext {
