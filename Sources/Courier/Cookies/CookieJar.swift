@@ -73,31 +73,43 @@ public final class CookieJar: CookieStore, Codable {
         // The common case, an empty jar, costs one lock and no parsing of the URL.
         guard state.withLock({ $0.count > 0 }), let request = CookieRequest(url) else { return nil }
         let now = Date()
-        let pairs = state.withLock { state -> [String] in
-            var found: [(pathLength: Int, created: Date, pair: String)] = []
+        // The name and value strings are only retained here; the field is built once, at the end.
+        let found = state.withLock { state -> [(pathLength: Int, created: Date, name: String, value: String)] in
+            var found: [(pathLength: Int, created: Date, name: String, value: String)] = []
             for key in request.candidateDomains {
                 guard let index = state.byDomain.index(forKey: key) else { continue }
-                var removed = 0
-                state.byDomain.values[index].removeAll { cookie in
-                    guard cookie.isExpired(at: now) else { return false }
-                    removed += 1
-                    return true
+                if state.byDomain.values[index].contains(where: { $0.isExpired(at: now) }) {
+                    let before = state.byDomain.values[index].count
+                    state.byDomain.values[index].removeAll { $0.isExpired(at: now) }
+                    state.count -= before - state.byDomain.values[index].count
                 }
-                state.count -= removed
                 for position in state.byDomain.values[index].indices {
                     let cookie = state.byDomain.values[index][position]
                     guard !cookie.isHostOnly || key == request.host, !cookie.isSecure || request.isSecure,
                         CookieRequest.path(request.path, matches: cookie.path)
                     else { continue }
                     state.byDomain.values[index][position].lastAccessDate = now
-                    found.append((cookie.path.utf8.count, cookie.creationDate, cookie.pair))
+                    found.append((cookie.path.utf8.count, cookie.creationDate, cookie.name, cookie.value))
                 }
                 if state.byDomain.values[index].isEmpty { state.byDomain.remove(at: index) }
             }
-            found.sort { $0.pathLength != $1.pathLength ? $0.pathLength > $1.pathLength : $0.created < $1.created }
-            return found.map(\.pair)
+            return found
         }
-        return pairs.isEmpty ? nil : pairs.joined(separator: "; ")
+        guard !found.isEmpty else { return nil }
+        let ordered = found.sorted {
+            $0.pathLength != $1.pathLength ? $0.pathLength > $1.pathLength : $0.created < $1.created
+        }
+        var field = ""
+        field.reserveCapacity(ordered.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
+        for (position, cookie) in ordered.enumerated() {
+            if position > 0 { field += "; " }
+            if !cookie.name.isEmpty {
+                field += cookie.name
+                field += "="
+            }
+            field += cookie.value
+        }
+        return field
     }
 
     /// Stores what each of `fields` sets in a response to `url`, by the rules above, in order.

@@ -13,16 +13,27 @@ struct CookieRequest {
 
     /// `nil` for a URL without a host or with a scheme cookies do not go over.
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), ["http", "https", "ws", "wss"].contains(scheme),
-            var host = url.host?.lowercased(), !host.isEmpty
-        else { return nil }
+        guard let scheme = url.scheme, var host = url.host, !host.isEmpty else { return nil }
+        switch scheme {
+        case "http", "ws": isSecure = false
+        case "https", "wss": isSecure = true
+        default:
+            switch scheme.lowercased() {
+            case "http", "ws": isSecure = false
+            case "https", "wss": isSecure = true
+            default: return nil
+            }
+        }
+        if host.utf8.contains(where: { (0x41...0x5A).contains($0) }) { host = host.lowercased() }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix("."), host.count > 1 { host.removeLast() }
         self.host = host
-        isIP = host.contains(":") || IPAddress.bytes(host) != nil
+        // Only a name ending in a digit can be an IPv4 address (a top-level domain is never numeric).
+        isIP =
+            host.contains(":")
+            || (host.utf8.last.map { (0x30...0x39).contains($0) } == true && IPAddress.bytes(host) != nil)
         let path = url.path(percentEncoded: true)
         self.path = path.isEmpty ? "/" : path
-        isSecure = scheme == "https" || scheme == "wss"
     }
 
     /// The domains whose cookies may go to the host: itself, then each domain above it (none for an IP address).
