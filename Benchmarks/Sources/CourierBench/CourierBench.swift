@@ -28,6 +28,8 @@ struct CourierBench {
                              courier-nio-ahc)
                CourierBench --stages (--payload FILE | --url BASE_URL) [--requests 5000] [--repeat 7]
                             (where Courier's time goes, without a network)
+               CourierBench cookies [--requests 200000] [--repeat 7]
+                            (the Cookie field's lookup: CookieJar and HTTPCookieStorage, empty and with 20 cookies)
                CourierBench transfer upload|download|multipart courier|ahc --url URL --file PATH
                             (one large transfer, timed; run by transfers.sh)
                CourierBench http2 --url https://127.0.0.1:PORT/ --ca ROOT.pem [--path 1k.json] [--requests 10000]
@@ -39,6 +41,10 @@ struct CourierBench {
         do {
             if CommandLine.arguments.dropFirst().first == "stress" {
                 try await Stress.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
+            if CommandLine.arguments.dropFirst().first == "cookies" {
+                try CookieBench.main(Array(CommandLine.arguments.dropFirst(2)))
                 return
             }
             if CommandLine.arguments.dropFirst().first == "images" {

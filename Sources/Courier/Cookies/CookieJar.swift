@@ -74,8 +74,9 @@ public final class CookieJar: CookieStore, Codable {
         guard state.withLock({ $0.count > 0 }), let request = CookieRequest(url) else { return nil }
         let now = Date()
         // The name and value strings are only retained here; the field is built once, at the end.
-        let found = state.withLock { state -> [(pathLength: Int, created: Date, name: String, value: String)] in
-            var found: [(pathLength: Int, created: Date, name: String, value: String)] = []
+        let found = state.withLock { state -> [Match] in
+            var found: [Match] = []
+            found.reserveCapacity(16)
             for key in request.candidateDomains {
                 guard let index = state.byDomain.index(forKey: key) else { continue }
                 if state.byDomain.values[index].contains(where: { $0.isExpired(at: now) }) {
@@ -89,7 +90,10 @@ public final class CookieJar: CookieStore, Codable {
                         CookieRequest.path(request.path, matches: cookie.path)
                     else { continue }
                     state.byDomain.values[index][position].lastAccessDate = now
-                    found.append((cookie.path.utf8.count, cookie.creationDate, cookie.name, cookie.value))
+                    found.append(
+                        Match(
+                            pathLength: cookie.path.utf8.count, created: cookie.creationDate, name: cookie.name,
+                            value: cookie.value))
                 }
                 if state.byDomain.values[index].isEmpty { state.byDomain.remove(at: index) }
             }
@@ -99,17 +103,18 @@ public final class CookieJar: CookieStore, Codable {
         let ordered = found.sorted {
             $0.pathLength != $1.pathLength ? $0.pathLength > $1.pathLength : $0.created < $1.created
         }
-        var field = ""
+        // Bytes, then one String: appending to a String costs several times more per piece.
+        var field: [UInt8] = []
         field.reserveCapacity(ordered.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
         for (position, cookie) in ordered.enumerated() {
-            if position > 0 { field += "; " }
+            if position > 0 { field.append(contentsOf: [UInt8(ascii: ";"), UInt8(ascii: " ")]) }
             if !cookie.name.isEmpty {
-                field += cookie.name
-                field += "="
+                field.append(contentsOf: cookie.name.utf8)
+                field.append(UInt8(ascii: "="))
             }
-            field += cookie.value
+            field.append(contentsOf: cookie.value.utf8)
         }
-        return field
+        return String(decoding: field, as: UTF8.self)
     }
 
     /// Stores what each of `fields` sets in a response to `url`, by the rules above, in order.
@@ -119,6 +124,15 @@ public final class CookieJar: CookieStore, Codable {
         for field in fields {
             if let parsed = SetCookie(field, now: now) { store(parsed, from: request, now: now) }
         }
+    }
+
+    /// A cookie going into a `Cookie` field: what orders it, and what is written (a struct, not a tuple, so no
+    /// type metadata is looked up at run time on every request).
+    private struct Match {
+        var pathLength: Int
+        var created: Date
+        var name: String
+        var value: String
     }
 
     // MARK: Reading and changing

@@ -36,15 +36,14 @@ struct CookieRequest {
         self.path = path.isEmpty ? "/" : path
     }
 
-    /// The domains whose cookies may go to the host: itself, then each domain above it (none for an IP address).
+    /// The domains whose cookies may go to the host: itself, then each domain above it but the top-level one, for
+    /// which the jar never stores a cookie (it is a public suffix); none above an IP address.
     var candidateDomains: [String] {
         guard !isIP else { return [host] }
         var domains = [host]
-        var rest = Substring(host)
-        while let dot = rest.firstIndex(of: ".") {
-            rest = rest[rest.index(after: dot)...]
-            if !rest.isEmpty { domains.append(String(rest)) }
-        }
+        let bytes = host.utf8
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        for dot in dots.dropLast() { domains.append(String(host[bytes.index(after: dot)...])) }
         return domains
     }
 
