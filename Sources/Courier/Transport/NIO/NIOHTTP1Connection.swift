@@ -167,12 +167,12 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
                         reason: "a response arrived that no request asked for", underlyingError: nil,
                         context: CourierError.Context()))
             }
-            // NIO's parser takes any three digits for a status; below 100 is not HTTP, and 101 without an upgrade
-            // request leaves the connection in another protocol.
+            // NIO's parser takes any three digits for a status; below 100 is not HTTP, and a 101 leaves the
+            // connection in another protocol (see InterimResponses).
             if head.status.code < 100 || head.status.code == 101 {
                 let reason =
                     head.status.code == 101
-                    ? InterimResponses.unaskedSwitch : "the status code \(head.status.code) is not an HTTP status"
+                    ? InterimResponses.switchingProtocols : "the status code \(head.status.code) is not an HTTP status"
                 return fail(
                     CourierError.badServerResponse(
                         reason: reason, underlyingError: nil, context: CourierError.Context()))

@@ -8,9 +8,9 @@ import NIOHTTP2
 ///
 /// AsyncHTTPClient 1.37 takes any status below 200 for an informational head and its request state machine then
 /// traps on what follows (`HTTP/1.1 000`, `001` and `099` crash the process). NIO's parser accepts such a status, so
-/// any server could crash Courier with one line. A `101` it takes for the final response, although no request of
-/// Courier's through AsyncHTTPClient asks for an upgrade (WebSockets have their own connections): the bytes after it
-/// are another protocol, and the task would succeed with whatever they are. And it skips any number of other 1xx
+/// any server could crash Courier with one line. A `101` it takes for the final response, although Courier's
+/// requests through AsyncHTTPClient cannot switch protocols (see ``InterimResponses``): the bytes after it are
+/// another protocol, and the task would succeed with whatever they are. And it skips any number of other 1xx
 /// heads, so a server could hold a request with them forever while bytes keep arriving.
 ///
 /// Such a head becomes ``CourierError/badServerResponse(reason:underlyingError:context:)`` and the connection is
@@ -44,7 +44,7 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
     /// Why a head with `code` is refused, or `nil` to let it through.
     private func refusal(of code: UInt) -> String? {
         if code < 100 { return "the status code \(code) is not an HTTP status (below 100)" }
-        if code == 101 { return InterimResponses.unaskedSwitch }
+        if code == 101 { return InterimResponses.switchingProtocols }
         guard code < 200 else {
             informational = 0
             return nil

@@ -237,7 +237,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         }
         // No request of this transport asks for an upgrade: what follows a 101 is another protocol.
         if http.statusCode == 101 {
-            return refuse(id, reason: InterimResponses.unaskedSwitch, completionHandler: completionHandler)
+            return refuse(id, reason: InterimResponses.switchingProtocols, completionHandler: completionHandler)
         }
         // On Linux an interim `100 Continue` arrives here as if it were the response; the real one follows, unless
         // a server sends them without end.
