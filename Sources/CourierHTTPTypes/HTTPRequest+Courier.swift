@@ -32,10 +32,13 @@ extension URLRequest {
         httpMethod = request.method.rawValue
         var joined: [(name: HTTPField.Name, value: String)] = []
         joined.reserveCapacity(request.headerFields.count)
+        // Names hash (case-insensitively): a peer may send thousands of distinct ones.
+        var positions = [HTTPField.Name: Int](minimumCapacity: request.headerFields.count)
         for field in request.headerFields {
-            if let index = joined.firstIndex(where: { $0.name == field.name }) {
+            if let index = positions[field.name] {
                 joined[index].value += (field.name == .cookie ? "; " : ", ") + field.value
             } else {
+                positions[field.name] = joined.count
                 joined.append((field.name, field.value))
             }
         }

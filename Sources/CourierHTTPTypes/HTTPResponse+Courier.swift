@@ -60,10 +60,13 @@ extension HTTPURLResponse {
     public convenience init?(_ response: HTTPResponse, url: URL) {
         var joined: [(name: HTTPField.Name, value: String)] = []
         joined.reserveCapacity(response.headerFields.count)
+        // Names hash (case-insensitively): a peer may send thousands of distinct ones.
+        var positions = [HTTPField.Name: Int](minimumCapacity: response.headerFields.count)
         for field in response.headerFields {
-            if let index = joined.firstIndex(where: { $0.name == field.name }) {
+            if let index = positions[field.name] {
                 joined[index].value += ", " + field.value
             } else {
+                positions[field.name] = joined.count
                 joined.append((field.name, field.value))
             }
         }

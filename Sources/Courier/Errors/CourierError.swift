@@ -84,6 +84,12 @@ public enum CourierError: Error, Sendable {
     case proxyFailed(
         proxy: String, authentication: Bool, reason: String, underlyingError: (any Error)?, context: Context)
 
+    /// The response body is larger than the session keeps in memory
+    /// (``SessionConfiguration/maximumInMemoryBodySize``, `limit` bytes): its declared length or the bytes received
+    /// passed it, so the task stopped reading and the connection was closed. Code -1103, as
+    /// `NSURLErrorDataLengthExceedsMaximum`. Download the body to a file, or stream it, to receive more.
+    case responseTooLarge(limit: Int, context: Context)
+
     /// What is known about the exchange that failed.
     public struct Context: Sendable {
         /// The request that failed, once a session has attached it.
@@ -130,6 +136,7 @@ extension CourierError {
         case .unsupportedURL: return -1002
         case .insecureRedirect: return -1022
         case .proxyFailed(_, let authentication, _, _, _): return authentication ? 307 : 306
+        case .responseTooLarge: return -1103
         }
     }
 
@@ -141,7 +148,7 @@ extension CourierError {
             .tooManyRedirects(let context), .cannotConnect(_, _, let context), .connectionLost(_, let context),
             .badServerResponse(_, _, let context), .fileOperationFailed(_, _, let context),
             .requestFailed(_, let context), .unsupportedURL(_, _, let context), .insecureRedirect(_, _, let context),
-            .proxyFailed(_, _, _, _, let context):
+            .proxyFailed(_, _, _, _, let context), .responseTooLarge(_, let context):
             return context
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return nil
@@ -170,7 +177,7 @@ extension CourierError {
             .multipartEncodingFailed(_, _, let error), .proxyFailed(_, _, _, let error, _):
             return error
         case .invalidURL, .unacceptableContentType, .cancelled, .serverTrustEvaluationFailed, .timedOut,
-            .tooManyRedirects, .unsupportedURL, .insecureRedirect:
+            .tooManyRedirects, .unsupportedURL, .insecureRedirect, .responseTooLarge:
             return nil
         }
     }
@@ -229,6 +236,9 @@ extension CourierError {
             return .proxyFailed(
                 proxy: proxy, authentication: authentication, reason: reason, underlyingError: underlying,
                 context: context)
+        case .responseTooLarge(let limit, var context):
+            update(&context)
+            return .responseTooLarge(limit: limit, context: context)
         case .invalidURL, .parameterEncodingFailed, .serverTrustEvaluationFailed, .multipartEncodingFailed:
             return self
         }
@@ -279,6 +289,9 @@ extension CourierError: LocalizedError {
             return authentication
                 ? "the proxy \(proxy) refused the request: proxy authentication required (\(reason))"
                 : "the proxy \(proxy) failed the request: \(reason)"
+        case .responseTooLarge(let limit, _):
+            return "the response body is larger than \(limit) bytes, the most the session keeps in memory "
+                + "(maximumInMemoryBodySize); download it to a file or stream it instead"
         }
     }
 

@@ -65,12 +65,15 @@ public struct ResponseHead: Sendable {
     static func makeHTTPURLResponse(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String)
         -> HTTPURLResponse?
     {
+        // One pass with a hash per name: a server may send thousands of distinct names.
         var joined: [(name: String, value: String)] = []
         joined.reserveCapacity(headers.fields.count)
+        var positions = [FieldName: Int](minimumCapacity: headers.fields.count)
         for field in headers {
-            if let index = joined.firstIndex(where: { $0.name.caseInsensitiveEquals(field.name) }) {
+            if let index = positions[FieldName(field.name)] {
                 joined[index].value += ", " + field.value
             } else {
+                positions[FieldName(field.name)] = joined.count
                 joined.append((field.name, field.value))
             }
         }

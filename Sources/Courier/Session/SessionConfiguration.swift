@@ -67,6 +67,15 @@ public struct SessionConfiguration: Sendable {
     /// Whether a redirect from `https` to plain `http` is followed; default `false`: the task fails with
     /// ``CourierError/insecureRedirect(from:to:context:)``. A followed downgrade leaves the pinning policy behind.
     public var allowsInsecureRedirects: Bool = false
+    /// The largest response body a task keeps in memory, in bytes (after decompression); default 100 MiB. Data
+    /// tasks and the `async` calls that return a value hold the whole body: a server could otherwise send one
+    /// without end and fill the memory. A body whose `Content-Length` says more, or that grows past it, fails the
+    /// task with ``CourierError/responseTooLarge(limit:context:)`` (-1103) and its connection is closed, on every
+    /// transport. Downloads (written to a file) and streamed bodies
+    /// (``SessionManager/stream(_:acceptableStatusCodes:)``,
+    /// ``SessionManager/dataStreamTask(with:completionHandler:)``) are not held and not limited. Values below 0
+    /// count as 0.
+    public var maximumInMemoryBodySize: Int = 100 * 1024 * 1024
     /// More header fields to remove when a redirect leaves the origin (scheme, host and port), beside the ones
     /// always removed: `Authorization`, `Proxy-Authorization` and `Cookie`. Names are matched without regard to
     /// case; default none.

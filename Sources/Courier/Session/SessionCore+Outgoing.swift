@@ -31,13 +31,14 @@ extension SessionCore {
     }
 
     /// Gives `outgoing` what the configuration decides per request: the security policy for its URL (with the trust
-    /// hook), the HTTP versions, and the proxy.
+    /// hook), the HTTP versions, the proxy, and the most body bytes a collected exchange may gather.
     ///
     /// - Throws: ``CourierError`` when the policy or the proxy settings cannot apply to the URL.
     func configure(_ outgoing: inout TransportRequest, policyURL: URL) throws {
         outgoing.securityPolicy = try securityPolicy(for: policyURL)
         outgoing.httpVersion = configuration.httpVersion
         outgoing.proxy = try configuration.proxy?.proxy(for: outgoing.url)
+        outgoing.maximumCollectedBodySize = max(configuration.maximumInMemoryBodySize, 0)
     }
 
     /// The transport request for `request` to `url` with `body`; notes the upload's size and reports its progress

@@ -78,6 +78,12 @@ public struct TransportRequest: Sendable {
     /// the origin's certificate, through the tunnel. A transport that cannot use the proxy fails the request rather
     /// than going direct.
     public var proxy: Proxy?
+    /// The most response-body bytes (after decompression) ``Transport/collect(_:cancellation:activity:)`` may gather;
+    /// a body whose `Content-Length` says more, or that grows past it, fails the exchange with
+    /// ``CourierError/responseTooLarge(limit:context:)`` and its connection is closed. `nil`, the default: no limit.
+    /// ``Transport/send(_:)`` leaves the limit to whoever reads the body. Sessions set it to
+    /// ``SessionConfiguration/maximumInMemoryBodySize``.
+    public var maximumCollectedBodySize: Int?
 
     /// Creates a request.
     public init(
@@ -148,13 +154,23 @@ extension Transport {
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }
+        let limit = request.maximumCollectedBodySize.map { max($0, 0) }
         let exchange = Task {
             let response = try await send(request)
             activity()
+            if let limit,
+                CollectedBodyLimit.declaredLengthExceeds(
+                    limit, method: request.method, statusCode: response.statusCode,
+                    contentLength: response.headers["Content-Length"],
+                    contentEncoding: response.headers["Content-Encoding"])
+            {
+                throw CollectedBodyLimit.error(limit)  // the body is released unread, which closes the connection
+            }
             var gathered = Data()
             var iterator = response.body.makeAsyncIterator()
             while let chunk = try await iterator.next() {
                 activity()
+                if let limit, chunk.count > limit - gathered.count { throw CollectedBodyLimit.error(limit) }
                 gathered.append(chunk)
             }
             var collected = response

@@ -34,6 +34,9 @@ final class FaultServer: Sendable {
         /// Writes what `answer` makes of the request head (its text, up to the blank line), then closes the
         /// connection when `close` is `true`.
         case reply(close: Bool, answer: @Sendable (_ head: String) -> Data)
+        /// Answers each request as `answer` decides from its head: bytes (then closes or not, after a delay or at
+        /// once), or a body without end.
+        case script(answer: @Sendable (_ head: String) -> Answer)
 
         /// `Content-Length: 100` but only 5 bytes, then close.
         static let shortBody = Behaviour.wrongContentLength(declared: 100, sent: 5)
@@ -42,6 +45,14 @@ final class FaultServer: Sendable {
         /// A well-behaved keep-alive server answering every request with ``FaultServer/ok(_:)``: for counting
         /// connections (every server counts them; this one does nothing else).
         static let countingConnections = Behaviour.respond(FaultServer.ok(), close: false)
+    }
+
+    /// One answer of ``Behaviour/script(answer:)``.
+    enum Answer: Sendable {
+        /// Writes `bytes` after `delay` seconds, then closes the connection when `close` is `true`.
+        case bytes(Data, close: Bool, delay: TimeInterval = 0)
+        /// Writes `head`, then `chunk` again and again, each once the last was written, until the connection closes.
+        case endless(head: Data, chunk: Data)
     }
 
     /// What the server has seen so far, and the connections still open (so ``stop()`` can close them).
@@ -188,6 +199,18 @@ private final class FaultHandler: ChannelInboundHandler {
             write(context, Array(answer(head)), close: close)
         case .respond(let bytes, let close):
             write(context, Array(bytes), close: close)
+        case .script(let answer):
+            switch answer(head) {
+            case .bytes(let bytes, let close, let delay) where delay > 0:
+                timer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(delay)) {
+                    self.write(context, Array(bytes), close: close)
+                }
+            case .bytes(let bytes, let close, _):
+                write(context, Array(bytes), close: close)
+            case .endless(let head, let chunk):
+                write(context, Array(head), close: false)
+                pour(context, context.channel.allocator.buffer(bytes: chunk))
+            }
         case .closeMidBody:
             write(context, FaultServer.head(contentLength: 1000) + FaultServer.body(0..<10), close: true)
         case .wrongContentLength(let declared, let sent):
@@ -207,6 +230,15 @@ private final class FaultHandler: ChannelInboundHandler {
         case .slowBody(let count, let interval):
             write(context, FaultServer.head(contentLength: count), close: false)
             drip(context, from: 0, count: count, interval: Self.amount(interval))
+        }
+    }
+
+    /// Writes `chunk`, and again once it is written, until the connection is gone.
+    private func pour(_ context: ChannelHandlerContext, _ chunk: ByteBuffer) {
+        guard context.channel.isActive else { return }
+        context.writeAndFlush(wrapOutboundOut(chunk)).assumeIsolated().whenComplete { result in
+            guard case .success = result else { return context.close(promise: nil) }
+            self.pour(context, chunk)
         }
     }
 

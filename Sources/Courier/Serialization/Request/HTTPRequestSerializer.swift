@@ -204,7 +204,8 @@ public struct HTTPRequestSerializer: RequestSerializer {
 
     private static func fields(of headers: HTTPHeaders) -> [String: String] {
         var fields: [String: String] = [:]
-        for field in headers where !fields.keys.contains(where: { $0.caseInsensitiveEquals(field.name) }) {
+        var seen = Set<FieldName>()
+        for field in headers where seen.insert(FieldName(field.name)).inserted {
             fields[field.name] = field.value
         }
         return fields

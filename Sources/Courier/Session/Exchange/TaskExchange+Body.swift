@@ -22,17 +22,34 @@ extension TaskExchange {
         delegate.expectDownload(total: source.method.caseInsensitiveEquals("HEAD") ? 0 : expected)
         task.mutable.withLock { $0.bytesExpectedToReceive = expected }
         if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
-        let received = try await readBody(response.body)
+        let limit = inMemoryLimit
+        if let limit,
+            CollectedBodyLimit.declaredLengthExceeds(
+                limit, method: source.method, statusCode: head.statusCode,
+                contentLength: head.headers["Content-Length"],
+                contentEncoding: head.headers["Content-Encoding"])
+        {
+            throw CollectedBodyLimit.error(limit)  // the body is released unread, which closes the connection
+        }
+        let received = try await readBody(response.body, limit: limit)
         delegate.endTransaction(received: received)
         try storeIfAllowed(head)
     }
 
-    /// Reads the body into the task and returns its length.
-    private func readBody(_ body: DataChunks) async throws -> Int64 {
+    /// The most body bytes the task may hold, when it holds them in memory (not a download's file or a stream).
+    private var inMemoryLimit: Int? {
+        guard delegate.stream == nil, !delegate.isDownload else { return nil }
+        return max(core.configuration.maximumInMemoryBodySize, 0)
+    }
+
+    /// Reads the body into the task and returns its length; more than `limit` bytes fail the task.
+    private func readBody(_ body: DataChunks, limit: Int?) async throws -> Int64 {
+        let limit = limit.map { Int64($0) } ?? .max
         if let whole = body.whole {
             // Already in memory (a gathered body): one delivery, no iteration.
             await task.waitWhileSuspended()
             try core.checkCancellation(task, delegate: delegate)
+            if Int64(whole.count) > limit { throw CollectedBodyLimit.error(Int(limit)) }
             if !whole.isEmpty { try await deliver(whole) }
             return Int64(whole.count)
         }
@@ -43,6 +60,7 @@ extension TaskExchange {
             try core.checkCancellation(task, delegate: delegate)
             guard let chunk = try await iterator.next() else { break }
             received += Int64(chunk.count)
+            if received > limit { throw CollectedBodyLimit.error(Int(limit)) }
             try await deliver(chunk)
         }
         return received

@@ -19,17 +19,29 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
         var head: HTTPResponseHead?
         var body: ByteBuffer?
         var timing = NIOExchangeTiming()
+        /// The body passed the limit and the task was failed: nothing more is kept.
+        var refused = false
     }
 
     private let state = Locked(State())
+    private let method: String
+    private let maximumBodySize: Int?
     private let activity: @Sendable () -> Void
     private let smallHead: (@Sendable () -> Void)?
 
     /// - Parameters:
+    ///   - method: the request's method (a response to `HEAD` has no body, whatever its `Content-Length` says).
+    ///   - maximumBodySize: the most body bytes to gather; past them the task fails with
+    ///     ``CourierError/responseTooLarge(limit:context:)``. `nil` for no limit.
     ///   - activity: called whenever bytes arrive.
     ///   - smallHead: called when the head of a response with a small declared body arrives, since the rest is then
     ///     bound to follow at once.
-    init(activity: @escaping @Sendable () -> Void, smallHead: (@Sendable () -> Void)? = nil) {
+    init(
+        method: String, maximumBodySize: Int?, activity: @escaping @Sendable () -> Void,
+        smallHead: (@Sendable () -> Void)?
+    ) {
+        self.method = method
+        self.maximumBodySize = maximumBodySize.map { max($0, 0) }
         self.activity = activity
         self.smallHead = smallHead
     }
@@ -59,6 +71,15 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
             state.timing.responseStart = now
             state.timing.connection = connection
         }
+        if let maximumBodySize,
+            CollectedBodyLimit.declaredLengthExceeds(
+                maximumBodySize, method: method, statusCode: Int(head.status.code),
+                contentLength: head.headers.first(name: "Content-Length"),
+                contentEncoding: head.headers.first(name: "Content-Encoding"))
+        {
+            refuse(task, limit: maximumBodySize)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
         // The caller's wake-up is the slow part of a small exchange, so it starts before the activity stamp.
         if let smallHead, let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }),
             length <= Self.smallBody
@@ -70,22 +91,42 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Gathered>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        state.withLock { state in
+        let limit = maximumBodySize ?? .max
+        let kept = state.withLock { state -> Bool in
+            guard !state.refused else { return true }
+            guard buffer.readableBytes <= limit - (state.body?.readableBytes ?? 0) else { return false }
             if state.body == nil {
                 state.body = buffer  // the common single-part body: kept without a copy
             } else {
                 var buffer = buffer
                 state.body?.writeBuffer(&buffer)
             }
+            return true
         }
+        if !kept { refuse(task, limit: limit) }
         activity()
         return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    /// Fails the task for a body past `limit` bytes (AsyncHTTPClient then closes the connection) and drops what was
+    /// gathered.
+    private func refuse(_ task: HTTPClient.Task<Gathered>, limit: Int) {
+        let first = state.withLock { state -> Bool in
+            defer {
+                state.refused = true
+                state.body = nil
+            }
+            return !state.refused
+        }
+        if first { task.fail(reason: CollectedBodyLimit.error(limit)) }
     }
 
     func didFinishRequest(task: HTTPClient.Task<Gathered>) throws -> Gathered {
         let now = Date()
         return try state.withLock { state in
             guard let head = state.head else { throw HTTPClientError.remoteConnectionClosed }
+            // The task was failed for its size; a body cut at the limit is never a response.
+            if state.refused, let maximumBodySize { throw CollectedBodyLimit.error(maximumBodySize) }
             state.timing.responseEnd = now
             return Gathered(head: head, body: state.body ?? ByteBuffer(), timing: state.timing)
         }

@@ -74,7 +74,10 @@ final class NIOHTTP1Connection: Sendable {
 /// when the connection is free again or closed. Lives on the channel's event loop.
 ///
 /// Invariant: at most one exchange at a time; an exchange ends exactly once, by its response's end, an error, or the
-/// channel's close; after any error the connection is closed, never reused.
+/// channel's close; after any error the connection is closed, never reused. A connection is offered for the next
+/// exchange only once everything read with its last response has been parsed (``channelReadComplete(context:)``),
+/// so bytes a server sent past the response (a second, unsolicited response, or a body a `HEAD`, `204` or `304`
+/// cannot have) close the connection instead of answering the next request.
 final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -96,6 +99,11 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     private var timing = NIOExchangeTiming()
     /// The request asked for the connection to close after its response.
     private var requestCloses = false
+    /// A response ended on a connection that may be reused: the pool hears of it when the read that brought the end
+    /// is done.
+    private var reusableAfterRead = false
+    /// Informational heads of the exchange in flight.
+    private var informational = 0
     var onReusable: (() -> Void)?
     var onClosed: (() -> Void)?
 
@@ -126,6 +134,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
                 tlsVersion: nil, protocolName: "http/1.1")
         }
         exchangesStarted += 1
+        informational = 0
         requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
             $0.caseInsensitiveEquals("close")
         }
@@ -158,15 +167,33 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
                         reason: "a response arrived that no request asked for", underlyingError: nil,
                         context: CourierError.Context()))
             }
-            // NIO's parser takes any three digits for a status; below 100 is not HTTP, and 101 without an upgrade
-            // request leaves the connection in another protocol.
+            // NIO's parser takes any three digits for a status; below 100 is not HTTP, and a 101 leaves the
+            // connection in another protocol (see InterimResponses).
             if head.status.code < 100 || head.status.code == 101 {
+                let reason =
+                    head.status.code == 101
+                    ? InterimResponses.switchingProtocols : "the status code \(head.status.code) is not an HTTP status"
                 return fail(
                     CourierError.badServerResponse(
-                        reason: "the status code \(head.status.code) is not a response to this request",
-                        underlyingError: nil, context: CourierError.Context()))
+                        reason: reason, underlyingError: nil, context: CourierError.Context()))
             }
-            if head.status.code < 200 { return }  // informational (100 Continue, 103): the final head follows
+            if head.status.code < 200 {
+                // Informational (100 Continue, 103): the final head follows, unless a server sends them without end.
+                informational += 1
+                guard informational > InterimResponses.maximumCount else { return }
+                return fail(
+                    CourierError.badServerResponse(
+                        reason: InterimResponses.tooMany, underlyingError: nil,
+                        context: CourierError.Context()))
+            }
+            if let limit = exchange.maximumBodySize,
+                CollectedBodyLimit.declaredLengthExceeds(
+                    limit, method: exchange.head.method.rawValue, statusCode: Int(head.status.code),
+                    contentLength: head.headers.first(name: "content-length"),
+                    contentEncoding: head.headers.first(name: "content-encoding"))
+            {
+                return fail(CollectedBodyLimit.error(limit))
+            }
             state = .receivingBody(exchange, head, nil)
             timing.responseStart = Date()
             if head.version != .http1_1 {
@@ -182,6 +209,9 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
         case .body(var part):
             guard case .receivingBody(let exchange, let head, var body) = state else {
                 return fail(ChannelError.inappropriateOperationForState)
+            }
+            if let limit = exchange.maximumBodySize, part.readableBytes > limit - (body?.readableBytes ?? 0) {
+                return fail(CollectedBodyLimit.error(limit))
             }
             state = .idle  // lets `body` be appended to without a copy
             if body == nil {
@@ -202,11 +232,21 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
                 .success(NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer(), timing: timing)),
                 sawHead: true)
             if reusable {
-                onReusable?()
+                reusableAfterRead = true
             } else {
                 context.close(promise: nil)
             }
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Whatever came with the response has been parsed: anything past it (another head, bytes that are not HTTP)
+        // has closed the connection by now, and only a clean one goes back to the pool.
+        if reusableAfterRead {
+            reusableAfterRead = false
+            if case .idle = state, context.channel.isActive { onReusable?() }
+        }
+        context.fireChannelReadComplete()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -230,6 +270,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     }
 
     private func end(with error: any Error) {
+        reusableAfterRead = false
         switch state {
         case .waitingForHead(let exchange):
             exchange.finish(.failure(error), sawHead: false)

@@ -26,15 +26,18 @@ struct NIOHTTP1Exchange: Sendable {
     let activity: @Sendable () -> Void
     /// Called when the head of a response with a small declared body arrives (see ``NIOBodyGatherer/smallBody``).
     let smallHead: (@Sendable () -> Void)?
+    /// The most body bytes to gather (``TransportRequest/maximumCollectedBodySize``); `nil` for no limit.
+    let maximumBodySize: Int?
     private let state: Locked<State>
 
     /// An exchange that `cancellation` aborts from now on.
     init(
-        head: HTTPRequestHead, body: ByteBuffer?, cancellation: ExchangeCancellation,
+        head: HTTPRequestHead, body: ByteBuffer?, maximumBodySize: Int?, cancellation: ExchangeCancellation,
         activity: @escaping @Sendable () -> Void, smallHead: (@Sendable () -> Void)?, finish: @escaping Finish
     ) {
         self.head = head
         self.body = body
+        self.maximumBodySize = maximumBodySize.map { max($0, 0) }
         self.activity = activity
         self.smallHead = smallHead
         state = Locked(State(finish: finish))

@@ -3,36 +3,54 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 
-/// Refuses an HTTP/1 response head whose status code is below 100, before AsyncHTTPClient sees it.
+/// Refuses the response heads AsyncHTTPClient would mishandle, before it sees them: a status code below 100, a
+/// `101 Switching Protocols`, and informational heads without end.
 ///
 /// AsyncHTTPClient 1.37 takes any status below 200 for an informational head and its request state machine then
 /// traps on what follows (`HTTP/1.1 000`, `001` and `099` crash the process). NIO's parser accepts such a status, so
-/// any server could crash Courier with one line. This handler sits right after the response decoder, turns such a
-/// head into ``CourierError/badServerResponse(reason:underlyingError:context:)`` and closes the connection; every
-/// other part passes through untouched. Remove it once AsyncHTTPClient rejects these heads itself.
+/// any server could crash Courier with one line. A `101` it takes for the final response, although Courier's
+/// requests through AsyncHTTPClient cannot switch protocols (see ``InterimResponses``): the bytes after it are
+/// another protocol, and the task would succeed with whatever they are. And it skips any number of other 1xx
+/// heads, so a server could hold a request with them forever while bytes keep arriving.
+///
+/// Such a head becomes ``CourierError/badServerResponse(reason:underlyingError:context:)`` and the connection is
+/// closed; every other part passes through untouched. Remove the status checks once AsyncHTTPClient makes them
+/// itself.
 ///
 /// Installed by ``NIOTransport`` on every HTTP/1 connection and every HTTP/2 stream (its clients' debug
 /// initializers), before a request is written to either. HTTP/2 needs it as much: NIOHTTP2 turns any integer
-/// `:status` into a head.
+/// `:status` into a head, and HTTP/2 has no `101` at all (RFC 9113, 8.6).
 final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
 
     /// Set once a head was refused: nothing more is read from this connection.
     private var refused = false
+    /// Informational heads since the last final one.
+    private var informational = 0
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        if case .head(let head) = unwrapInboundIn(data), head.status.code < 100 {
+        if case .head(let head) = unwrapInboundIn(data), let reason = refusal(of: head.status.code) {
             refused = true
             context.fireErrorCaught(
-                CourierError.badServerResponse(
-                    reason: "the status code \(head.status.code) is not an HTTP status (below 100)",
-                    underlyingError: nil, context: CourierError.Context()))
+                CourierError.badServerResponse(reason: reason, underlyingError: nil, context: CourierError.Context()))
             context.close(promise: nil)
             return
         }
         context.fireChannelRead(data)
+    }
+
+    /// Why a head with `code` is refused, or `nil` to let it through.
+    private func refusal(of code: UInt) -> String? {
+        if code < 100 { return "the status code \(code) is not an HTTP status (below 100)" }
+        if code == 101 { return InterimResponses.switchingProtocols }
+        guard code < 200 else {
+            informational = 0
+            return nil
+        }
+        informational += 1
+        return informational > InterimResponses.maximumCount ? InterimResponses.tooMany : nil
     }
 
     /// Adds a guard to an HTTP/1 connection's pipeline right after AsyncHTTPClient's response decoder.

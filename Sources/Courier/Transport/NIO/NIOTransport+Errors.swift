@@ -38,6 +38,12 @@ extension NIOTransport {
             return .serverTrustEvaluationFailed(
                 host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
         }
+        if let error = error as? NIOHTTPDecoderError, error == .unsolicitedResponse {
+            // A response arrived on a connection with no request waiting for one: AsyncHTTPClient then fails the
+            // request it had just written there, which never saw an answer of its own. The connection is gone, as a
+            // stale one is, and an idempotent request goes out once more on another.
+            return .connectionLost(underlyingError: error, context: context)
+        }
         if let error = error as? HTTPParserError, error == .invalidEOFState {
             // The server closed the connection before the body it announced was complete.
             return .connectionLost(underlyingError: error, context: context)

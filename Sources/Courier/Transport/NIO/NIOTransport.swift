@@ -241,6 +241,7 @@ public final class NIOTransport: Transport {
         let sentBody = data.flatMap { data in request.bodyProgress.map { (Int64(data.count), $0) } }
         let pending = CollectedResponse(cancellation: cancellation, sentBody: sentBody)
         let (url, method, proxy) = (request.url, request.method, request.proxy)
+        let maximumBodySize = request.maximumCollectedBodySize
         let retriesStaleConnection = Self.mayRetryOnAnotherConnection(method: request.method)
         let alone = collectedInFlight.withLock { count -> Bool in
             count += 1
@@ -281,12 +282,14 @@ public final class NIOTransport: Transport {
         @Sendable func run(_ attempt: Int) {
             if let head, let target {
                 let exchange = NIOHTTP1Exchange(
-                    head: head, body: body, cancellation: cancellation, activity: activity, smallHead: smallHead
+                    head: head, body: body, maximumBodySize: maximumBodySize, cancellation: cancellation,
+                    activity: activity, smallHead: smallHead
                 ) { finish($0, sawHead: $1, attempt: attempt) }
                 return pool.execute(exchange, origin: target.origin, preferring: loop)
             }
             guard let outgoing else { return }
-            let gatherer = NIOBodyGatherer(activity: activity, smallHead: smallHead)
+            let gatherer = NIOBodyGatherer(
+                method: method, maximumBodySize: maximumBodySize, activity: activity, smallHead: smallHead)
             let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
             cancellation.onCancel { exchange.cancel() }
             exchange.futureResult.whenComplete { result in

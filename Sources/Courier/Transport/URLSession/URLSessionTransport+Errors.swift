@@ -43,6 +43,15 @@ extension URLSessionTransport {
             // Linux: libcurl's "transfer closed with N bytes remaining to read" (or "with outstanding read data
             // remaining" when chunked), for a body cut short by the server closing the connection, arrives as -1.
             return .connectionLost(underlyingError: error, context: context)
+        case .unknown where nsError.localizedDescription == "Nul byte in header":
+            // Linux: libcurl refuses a header holding NUL (CURLE_WEIRD_SERVER_REPLY), which arrives as -1.
+            return .badServerResponse(
+                reason: "a header field holds a NUL byte", underlyingError: error, context: context)
+        case .unknown where nsError.localizedDescription == "Failed writing header":
+            // Linux: FoundationNetworking refuses a header line it cannot split (it needs a space after the colon,
+            // which HTTP does not), and libcurl reports the refusal as -1.
+            return .badServerResponse(
+                reason: "FoundationNetworking could not read a header line", underlyingError: error, context: context)
         case .httpTooManyRedirects:
             return .tooManyRedirects(context: context)
         case .cannotDecodeContentData, .cannotDecodeRawData:

@@ -54,6 +54,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         /// The policy the server's chain must pass (Apple platforms; Linux refuses non-default policies earlier).
         let securityPolicy: SecurityPolicy
         var machine: Machine
+        /// Interim (1xx) heads so far.
+        var interimResponses = 0
 
         init(
             task: URLSessionTask, url: URL, bodyProgress: (@Sendable (Int64) -> Void)?, uploadFile: URL?,
@@ -231,18 +233,33 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     ) {
         let id = dataTask.taskIdentifier
         guard let http = response as? HTTPURLResponse else {
-            completionHandler(.cancel)
-            let head = tasks.withLock { $0[id]?.machine.failHead() }
-            head?.resume(
-                throwing: CourierError.badServerResponse(
-                    reason: "the response is not HTTP", underlyingError: nil, context: CourierError.Context()))
-            return
+            return refuse(id, reason: "the response is not HTTP", completionHandler: completionHandler)
         }
-        // On Linux an interim `100 Continue` arrives here as if it were the response; the real one follows.
-        if (100..<200).contains(http.statusCode) && http.statusCode != 101 {
+        // No request of this transport asks for an upgrade: what follows a 101 is another protocol.
+        if http.statusCode == 101 {
+            return refuse(id, reason: InterimResponses.switchingProtocols, completionHandler: completionHandler)
+        }
+        // On Linux an interim `100 Continue` arrives here as if it were the response; the real one follows, unless
+        // a server sends them without end.
+        if (100..<200).contains(http.statusCode) {
             statistics.withLock { $0.interimResponses += 1 }
-            completionHandler(.allow)
-            return
+            let count = tasks.withLock { tasks -> Int in
+                tasks[id]?.interimResponses += 1
+                return tasks[id]?.interimResponses ?? 0
+            }
+            guard count > InterimResponses.maximumCount else {
+                completionHandler(.allow)
+                return
+            }
+            return refuse(id, reason: InterimResponses.tooMany, completionHandler: completionHandler)
+        }
+        let headers = Self.headers(of: http)
+        // libcurl passes a lone CR (and FoundationNetworking whatever it gets) into a value; NIO's parser refuses
+        // both, and no caller should get a field that could end a line where it is written out again.
+        let breaksLines = { (text: String) in text.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 } }
+        if headers.contains(where: { breaksLines($0.name) || breaksLines($0.value) }) {
+            return refuse(
+                id, reason: "a header field holds a line break or a NUL byte", completionHandler: completionHandler)
         }
         let found: (CheckedContinuation<TransportResponse, any Error>, URL)? = tasks.withLock { tasks in
             guard let entry = tasks[id], case .deliver(let head) = entry.machine.receivedHead() else { return nil }
@@ -254,10 +271,21 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         }
         let body = URLSessionResponseBody(id: id, delegate: self)
         let transportResponse = TransportResponse(
-            statusCode: http.statusCode, headers: Self.headers(of: http), url: http.url ?? requestURL,
+            statusCode: http.statusCode, headers: headers, url: http.url ?? requestURL,
             httpVersion: "HTTP/1.1", body: DataChunks(makeNext: { { try await body.next() } }))
         completionHandler(.allow)
         head.resume(returning: transportResponse)
+    }
+
+    /// Cancels the task for a head it cannot deliver and fails whoever waits for the head with `reason`.
+    private func refuse(
+        _ id: Int, reason: String, completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        completionHandler(.cancel)
+        let head = tasks.withLock { $0[id]?.machine.failHead() }
+        head?.resume(
+            throwing: CourierError.badServerResponse(
+                reason: reason, underlyingError: nil, context: CourierError.Context()))
     }
 
     /// The response's fields in a stable order (URLSession hands them over as a dictionary).

@@ -1,0 +1,20 @@
+/// The checks behind ``TransportRequest/maximumCollectedBodySize`` and
+/// ``SessionConfiguration/maximumInMemoryBodySize``, shared by every path that holds a whole body in memory.
+enum CollectedBodyLimit {
+    /// Whether a response's declared `Content-Length` already passes `limit`, so its body need not be read to know
+    /// it is too large. Only for a response that has a body (not to `HEAD`, not 1xx, 204 or 304) and is not
+    /// content-encoded (the limit counts decompressed bytes, which a compressed length does not tell).
+    static func declaredLengthExceeds(
+        _ limit: Int, method: String, statusCode: Int, contentLength: String?, contentEncoding: String?
+    ) -> Bool {
+        guard let contentLength, let length = Int64(contentLength), contentEncoding == nil,
+            !method.caseInsensitiveEquals("HEAD"), statusCode >= 200, statusCode != 204, statusCode != 304
+        else { return false }
+        return length > Int64(max(limit, 0))
+    }
+
+    /// The error for a body past `limit` bytes.
+    static func error(_ limit: Int) -> CourierError {
+        .responseTooLarge(limit: max(limit, 0), context: CourierError.Context())
+    }
+}
