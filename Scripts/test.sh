@@ -40,4 +40,9 @@ python3 Scripts/architecture.py >/dev/null
 # The DocC catalog builds without a warning (a broken symbol link, an undocumented parameter).
 swift package generate-documentation --target Courier --warnings-as-errors >/dev/null
 
+# At most 8 tests at once (Swift Testing otherwise starts every test of the suite together): each test starts real
+# servers, event loops and processes, and a thousand of them at once on a 2-core machine turned 5-second waits for a
+# loopback request into a lottery (seen: a different timing test failing in each of three full runs, every one of
+# them passing alone). Eight keeps both cores busy and the whole run about as fast.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 swift test "$@"

@@ -240,7 +240,12 @@ struct Demo {
         var outcome = lines.withLock { $0 }
         if let offset = paused.withLock({ $0 }) {
             let range = second.request.value(forHTTPHeaderField: "Range") ?? "none"
-            try Self.check(range == "bytes=\(offset)-", "the resumed request asked for \(range)")
+            // Bytes already on their way when pause() was called are kept too, so the resume may start further on
+            // than the progress report that asked for the pause; the archive's digest below proves nothing was lost.
+            let resumedAt = range.hasPrefix("bytes=") ? Int64(range.dropFirst(6).dropLast()) : nil
+            try Self.check(
+                resumedAt.map { $0 >= offset && $0 < total } == true && range.hasSuffix("-"),
+                "the resumed request asked for \(range)")
             try Self.check(second.response?.statusCode == 206, "the resume was not answered with 206")
             outcome.append("operation 2 resumed with Range: \(range) and If-Range; the server answered 206")
         }
