@@ -192,3 +192,32 @@ import Testing
         }
     }
 }
+
+/// The RFC cases of ``CookieJarConformanceTests`` through `courier --follow`: the set URL answers with the case's
+/// fields and a redirect to the request URL, which echoes the `Cookie` field the CLI sent.
+@Suite(.serialized) struct CLICookieConformanceTests {
+    static let server = Locked<CookieOriginServer?>(nil)
+
+    /// A field with a control character is left out: the transport refuses the whole response (an HTTP field value
+    /// cannot hold one), before any cookie rule applies.
+    @Test(
+        arguments: CookieJarConformanceTests.allPlainHTTP.filter { test in
+            !test.fields.contains { $0.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
+        })
+    func throughTheCommandLine(_ test: CookieJarConformanceTests.Case) async throws {
+        let server = try Self.server.withLock { server in
+            if server == nil { server = try CookieOriginServer.start() }
+            return server!
+        }
+        var set = try #require(URLComponents(string: test.setURL))
+        set.percentEncodedQuery =
+            CookieOriginServer.query(to: test.requestURL, setting: test.fields)
+        let result = try await CourierProcess.run(
+            [
+                "--proxy", server.proxyURL.absoluteString, "--print", "b", "--follow",
+                try #require(set.url).absoluteString,
+            ], environment: ["NO_PROXY": "", "no_proxy": ""])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == (test.expected ?? ""), "\(test.name)")
+    }
+}

@@ -274,6 +274,13 @@ struct CookieJarConformanceTests {
             setURL: "https://h.example/", requestURL: "https://h.example/", expected: nil),
     ]
 
+    /// Every case above whose URLs are plain `http` (the CLI's run goes through a plain proxy).
+    static var allPlainHTTP: [Case] {
+        (parsing + expiry + domains + paths + ordering + secure + prefixes).filter {
+            $0.setURL.hasPrefix("http:") && $0.requestURL.hasPrefix("http:")
+        }
+    }
+
     private func run(_ test: Case) throws {
         let jar = CookieJar()
         jar.storeCookies(fromSetCookieFields: test.fields, for: try #require(URL(string: test.setURL)))

@@ -4,8 +4,8 @@ import Foundation
 /// for `home.example.org`, `evil.example.com` or any other name itself (after a `CONNECT` or in absolute form), so
 /// cookie tests can cross sites without DNS.
 ///
-/// - `/set?c=FIELD&c=…` answers `200` with each `c` as a `Set-Cookie` field;
-/// - `/redirect?to=URL&c=…` answers `302` to `to`, with the same fields;
+/// - any path with `?to=URL` answers `302` to `to`, with each `c` parameter as a `Set-Cookie` field;
+/// - any path with `c` parameters (and no `to`) answers `200` with them as `Set-Cookie` fields;
 /// - anything else answers `200` with the request's `Cookie` field as the body (empty when there is none).
 ///
 /// Every request is logged as `HOST PATH COOKIE` lines in ``requests``.
@@ -26,15 +26,15 @@ final class CookieOriginServer: Sendable {
             cookie = headers.get("cookie", "")
             log.write("%s %s %s\\n" % (host.split(":")[0], url.path, cookie))
             fields = ["Set-Cookie: " + value for value in query.get("c", [])]
-            if url.path == "/redirect":
+            if "to" in query:
                 status, body = "302 Found", b""
                 fields.append("Location: " + query["to"][0])
-            elif url.path == "/set":
+            elif fields:
                 status, body = "200 OK", b"ok"
             else:
                 status, body = "200 OK", cookie.encode("latin-1")
             head = ["HTTP/1.1 " + status, "Content-Length: %d" % len(body)] + fields
-            conn.sendall(("\\r\\n".join(head) + "\\r\\n\\r\\n").encode("latin-1") + body)
+            conn.sendall(("\\r\\n".join(head) + "\\r\\n\\r\\n").encode("utf-8") + body)
         def serve(conn):
             reader = conn.makefile("rb")
             host = ""
@@ -113,17 +113,20 @@ final class CookieOriginServer: Sendable {
         }
     }
 
-    /// `/set` or `/redirect` with the given fields, URL-encoded.
+    /// `route` with the query ``query(to:setting:)`` makes.
     static func path(_ route: String, to target: String? = nil, setting fields: [String]) -> String {
-        var components = URLComponents()
-        components.path = route
-        components.queryItems =
-            (target.map { [URLQueryItem(name: "to", value: $0)] } ?? [])
-            + fields.map { URLQueryItem(name: "c", value: $0) }
-        // `+` and `;` must reach the server as themselves inside a value.
-        components.percentEncodedQuery = components.percentEncodedQuery?
-            .replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: ";", with: "%3B")
-        return components.string ?? route
+        route + "?" + query(to: target, setting: fields)
+    }
+
+    /// A query that redirects to `target` (when given) and sets `fields`, every byte but unreserved ones
+    /// percent-encoded so that `+`, `;`, `&` and controls reach the server as themselves.
+    static func query(to target: String?, setting fields: [String]) -> String {
+        let unreserved = CharacterSet(
+            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        let items = (target.map { [("to", $0)] } ?? []) + fields.map { ("c", $0) }
+        return items.map { name, value in
+            name + "=" + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+        }.joined(separator: "&")
     }
 
     func stop() {
