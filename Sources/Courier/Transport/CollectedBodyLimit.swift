@@ -13,6 +13,18 @@ enum CollectedBodyLimit {
         return length > Int64(max(limit, 0))
     }
 
+    /// Throws ``error(_:)`` when a response with `headers` declares a body past `limit` (see
+    /// ``declaredLengthExceeds(_:method:statusCode:contentLength:contentEncoding:)``); nothing without a limit. The
+    /// caller then releases the body unread, which closes the connection.
+    static func checkDeclaredLength(_ limit: Int?, method: String, statusCode: Int, headers: HTTPHeaders) throws {
+        guard let limit,
+            declaredLengthExceeds(
+                limit, method: method, statusCode: statusCode, contentLength: headers["Content-Length"],
+                contentEncoding: headers["Content-Encoding"])
+        else { return }
+        throw error(limit)
+    }
+
     /// The error for a body past `limit` bytes.
     static func error(_ limit: Int) -> CourierError {
         .responseTooLarge(limit: max(limit, 0), context: CourierError.Context())

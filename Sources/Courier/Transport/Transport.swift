@@ -158,14 +158,8 @@ extension Transport {
         let exchange = Task {
             let response = try await send(request)
             activity()
-            if let limit,
-                CollectedBodyLimit.declaredLengthExceeds(
-                    limit, method: request.method, statusCode: response.statusCode,
-                    contentLength: response.headers["Content-Length"],
-                    contentEncoding: response.headers["Content-Encoding"])
-            {
-                throw CollectedBodyLimit.error(limit)  // the body is released unread, which closes the connection
-            }
+            try CollectedBodyLimit.checkDeclaredLength(
+                limit, method: request.method, statusCode: response.statusCode, headers: response.headers)
             var gathered = Data()
             var iterator = response.body.makeAsyncIterator()
             while let chunk = try await iterator.next() {

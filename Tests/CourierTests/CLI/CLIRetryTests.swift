@@ -41,7 +41,9 @@ struct CLIRetryTests {
         ])
         #expect(stopped.status == 2, "stderr: \(stopped.stderr)")
         #expect(stopped.stderr.contains("did not finish within --max-time 1 s"), "\(stopped.stderr)")
-        #expect(limited.received.count == 1)
+        // The claim is that the retry never goes out. Whether the first request did depends on how fast a loaded
+        // machine starts the process inside its 1 s (seen: 0 of them at a load of 8).
+        #expect(limited.received.count <= 1)
         try await limited.stop()
     }
 

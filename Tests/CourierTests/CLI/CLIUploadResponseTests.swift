@@ -68,31 +68,13 @@ struct CLIUploadResponseTests {
         }
 
         static func start() throws -> EndlessServer {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script, "\(getpid())"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // The first line is the port; reading it waits until the server listens.
-            var line = Data()
-            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty,
-                byte != Data("\n".utf8)
-            {
-                line.append(byte)
-            }
-            guard let port = Int(String(decoding: line, as: UTF8.self)),
-                let url = URL(string: "http://127.0.0.1:\(port)/upload")
-            else {
+            let (process, port) = try PythonServerProcess.start(script)
+            guard let url = URL(string: "http://127.0.0.1:\(port)/upload") else {
                 process.terminate()
-                throw DidNotStart()
+                throw PythonServerProcess.DidNotStart()
             }
             return EndlessServer(url: url, process: process)
         }
-
-        /// The server printed no port.
-        struct DidNotStart: Error {}
 
         /// Stops the server without waiting for it.
         func stop() {

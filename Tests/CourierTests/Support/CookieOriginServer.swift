@@ -84,22 +84,10 @@ final class CookieOriginServer: Sendable {
     static func start() throws -> CookieOriginServer {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("cookie-origin-\(UUID()).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, "\(getpid())", log.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)),
-            let url = URL(string: "http://127.0.0.1:\(port)")
-        else {
+        let (process, port) = try PythonServerProcess.start(script, arguments: [log.path])
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else {
             process.terminate()
-            throw PythonWebSocketServerError.didNotStart
+            throw PythonServerProcess.DidNotStart()
         }
         return CookieOriginServer(proxyURL: url, process: process, log: log)
     }

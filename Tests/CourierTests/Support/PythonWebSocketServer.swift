@@ -32,22 +32,10 @@ final class PythonWebSocketServer: Sendable {
     }
 
     static func start() throws -> PythonWebSocketServer {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, "\(getpid())"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line is the port; reading it waits until the server listens.
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line.append(byte)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)), let url = URL(string: "ws://127.0.0.1:\(port)/")
-        else {
+        let (process, port) = try PythonServerProcess.start(script)
+        guard let url = URL(string: "ws://127.0.0.1:\(port)/") else {
             process.terminate()
-            throw PythonWebSocketServerError.didNotStart
+            throw PythonServerProcess.DidNotStart()
         }
         return PythonWebSocketServer(url: url, process: process)
     }
@@ -56,8 +44,4 @@ final class PythonWebSocketServer: Sendable {
     func stop() {
         process.terminate()
     }
-}
-
-struct PythonWebSocketServerError: Error {
-    static let didNotStart = PythonWebSocketServerError()
 }

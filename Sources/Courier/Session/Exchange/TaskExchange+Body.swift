@@ -23,14 +23,8 @@ extension TaskExchange {
         task.mutable.withLock { $0.bytesExpectedToReceive = expected }
         if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
         let limit = inMemoryLimit
-        if let limit,
-            CollectedBodyLimit.declaredLengthExceeds(
-                limit, method: source.method, statusCode: head.statusCode,
-                contentLength: head.headers["Content-Length"],
-                contentEncoding: head.headers["Content-Encoding"])
-        {
-            throw CollectedBodyLimit.error(limit)  // the body is released unread, which closes the connection
-        }
+        try CollectedBodyLimit.checkDeclaredLength(
+            limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
         let received = try await readBody(response.body, limit: limit)
         delegate.endTransaction(received: received)
         try storeIfAllowed(head)
