@@ -58,6 +58,44 @@ import Testing
         }
     }
 
+    /// Issue 32's cookie tossing, as it was reported: `localhost`, reached by a redirect, sets `Domain=127.0.0.1`;
+    /// the next `--session` run to 127.0.0.1 must not send it.
+    @Test func tossingAcrossLocalhostAndTheLoopbackAddress() async throws {
+        let port = Locked(0)
+        let server = try await FaultServer.start(
+            .reply(close: true) { head in
+                let request = CookieSessionTests.parse(head)
+                switch request.path {
+                case "/login":
+                    return CookieSessionTests.response(
+                        "302 Found", ["Set-Cookie: sid=1; Path=/", "Location: http://localhost:\(port.value)/toss"])
+                case "/toss":
+                    return CookieSessionTests.response(
+                        "302 Found",
+                        ["Set-Cookie: tossed=1; Domain=127.0.0.1; Path=/", "Location: http://127.0.0.1:\(port.value)/"])
+                default:
+                    return CookieSessionTests.response("200 OK", ["Content-Type: text/plain"], body: request.cookie)
+                }
+            })
+        defer { Task { try? await server.stop() } }
+        port.withLock { $0 = server.port }
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("courier-toss-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: config) }
+        let environment = ["XDG_CONFIG_HOME": config.path, "NO_PROXY": "*", "no_proxy": "*"]
+        let first = try await CourierProcess.run(
+            [
+                "--print", "b", "--session", "t", "--follow",
+                server.baseURL.appendingPathComponent("login").absoluteString,
+            ],
+            environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout == "sid=1")
+        let second = try await CourierProcess.run(
+            ["--print", "b", "--session", "t", server.baseURL.appendingPathComponent("check").absoluteString],
+            environment: environment)
+        #expect(second.stdout == "sid=1")
+    }
+
     /// `Domain=org` and `Domain=co.uk` are public suffixes: never stored, never sent.
     @Test func publicSuffixDomainsAreRefused() async throws {
         try await withServer { server, environment in
