@@ -16,6 +16,9 @@ final class ScriptedServer: Sendable {
         var body = "body of the answer"
         /// Seconds the answer waits before it is written (on the event loop's timer: nothing blocks).
         var delay = 0.0
+        /// Close the connection instead of answering, once the whole request is read: what a server's keep-alive
+        /// timeout does to a connection the client has just sent its next request on.
+        var dropsConnection = false
     }
 
     struct Received: Sendable {
@@ -112,6 +115,10 @@ private final class ScriptedHandler: ChannelInboundHandler, @unchecked Sendable 
                 return record.count - 1
             }
             let reply = answer(index, received)
+            if reply.dropsConnection {
+                context.close(promise: nil)
+                return
+            }
             var headers = NIOHTTP1.HTTPHeaders(reply.headers)
             headers.add(name: "Content-Length", value: String(reply.body.utf8.count))
             let responseHead = HTTPResponseHead(

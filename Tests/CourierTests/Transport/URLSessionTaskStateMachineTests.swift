@@ -256,6 +256,46 @@ import Testing
         #expect(completion.head == "head")
     }
 
+    @Test func aBodyNotResentFailsTheHeadAsALostConnectionAndKeepsTheFile() {
+        var machine = Machine(maximumBufferedBytes: 100, backpressure: .spillToFile)
+        _ = machine.start(head: "head")
+        let first = machine.bodyNotResent()
+        let second = machine.bodyNotResent()
+        #expect(first)
+        #expect(!second)  // cancelled once
+        // An answer to the attempt that went out without its body is not delivered.
+        guard case .cancelTask = machine.receivedHead() else {
+            Issue.record("the head of the bodiless attempt was delivered")
+            return
+        }
+        let completion = machine.complete(error: .cancelled(context: CourierError.Context()))
+        guard case .failure(.connectionLost(let underlying, _)) = completion.outcome else {
+            Issue.record("expected connectionLost, got \(completion.outcome)")
+            return
+        }
+        #expect(underlying is URLSessionBodyNotResentError)
+        #expect(completion.head == "head")
+        #expect(completion.keepsUploadFile)
+        #expect(completion.forget)
+    }
+
+    @Test func aBodyNotResentAfterTheHeadOrACancellationChangesNothing() {
+        var delivered = Self.receiving()
+        let afterHead = delivered.bodyNotResent()
+        #expect(!afterHead)
+        let completed = delivered.complete(error: nil)
+        #expect(!completed.keepsUploadFile)
+
+        var cancelled = Machine(maximumBufferedBytes: 100, backpressure: .spillToFile)
+        _ = cancelled.start(head: "head")
+        _ = cancelled.cancel()
+        let afterCancel = cancelled.bodyNotResent()
+        #expect(!afterCancel)
+        // Nobody waits for the head any more: the file is deleted with the task.
+        let ended = cancelled.complete(error: .cancelled(context: CourierError.Context()))
+        #expect(!ended.keepsUploadFile)
+    }
+
     @Test func discardingARunningBodyDropsItsBytesAndCancels() {
         var machine = Self.receiving()
         _ = machine.receivedData(Self.bytes(10), makeSpill: { Spill() })

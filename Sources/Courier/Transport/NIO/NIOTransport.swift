@@ -136,22 +136,13 @@ public final class NIOTransport: Transport {
         outgoing.method = HTTPMethod(rawValue: request.method)
         outgoing.headers = request.headers.nio
         var sentWholeBodyUpFront: Int64?
-        // A body that is not a stream can be sent again; see ``mayRetryOnAnotherConnection(method:)``.
-        var replayable = true
-        if let body = request.body {
-            if let data = body.data, data.count <= 64 * 1024 {
-                outgoing.body = .bytes(ByteBuffer(data: data))
-                sentWholeBodyUpFront = Int64(data.count)
-            } else if let file = body.file, let length = body.length {
-                let buffers = FileBuffers(
-                    url: file.url, chunkSize: file.chunkSize, length: length, progress: request.bodyProgress)
-                outgoing.body = .stream(buffers, length: .known(length))
-            } else {
-                let chunks = try body.makeChunks()
-                let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
-                outgoing.body = .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
-                replayable = false
-            }
+        // A body that is not a one-shot stream can be sent again; see ``mayRetryOnAnotherConnection(method:)``.
+        let replayable = request.body?.isReplayable ?? true
+        if let body = request.body, let data = body.data, data.count <= 64 * 1024 {
+            outgoing.body = .bytes(ByteBuffer(data: data))
+            sentWholeBodyUpFront = Int64(data.count)
+        } else {
+            outgoing.body = try Self.streamedBody(of: request)
         }
         let client = try await client(enforcing: request)
         var timing = NIOExchangeTiming(requestStart: Date())
@@ -164,6 +155,8 @@ public final class NIOTransport: Transport {
                 !Task.isCancelled
             else { throw error }
             do {
+                // A streamed body starts again from its first byte.
+                if sentWholeBodyUpFront == nil { outgoing.body = try Self.streamedBody(of: request) }
                 response = try await client.execute(outgoing, deadline: .distantFuture)
             } catch {
                 throw Self.courierError(error, url: request.url, proxy: request.proxy)
@@ -325,6 +318,19 @@ public final class NIOTransport: Transport {
     static func isStaleConnection(_ error: CourierError) -> Bool {
         if case .connectionLost = error { return true }
         return false
+    }
+
+    /// The body of `request` as AsyncHTTPClient streams it (any body but a small `Data`), from its first byte.
+    private static func streamedBody(of request: TransportRequest) throws -> HTTPClientRequest.Body? {
+        guard let body = request.body else { return nil }
+        if let file = body.file, let length = body.length {
+            let buffers = FileBuffers(
+                url: file.url, chunkSize: file.chunkSize, length: length, progress: request.bodyProgress)
+            return .stream(buffers, length: .known(length))
+        }
+        let chunks = try body.makeChunks()
+        let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
+        return .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
     }
 
     /// AsyncHTTPClient's request for `method` and `url`, without headers or body; see ``requestTemplates``.

@@ -44,6 +44,8 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
     private var endedByChallenge = false
     /// Set when the server failed the security policy: the task's error, instead of the cancellation.
     private var trustFailure: CourierError?
+    /// URLSession began sending the request again without its body (see ``bodyNotResent()``).
+    private(set) var lostBody = false
 
     /// The chunk size used when reading back a spill file.
     static var spillReadSize: Int { 64 * 1024 }
@@ -173,7 +175,8 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
 
     /// The final (non-interim) response head arrived.
     mutating func receivedHead() -> HeadAction {
-        guard !isCancelled, let head else { return .cancelTask }
+        // An answer to a request that went out without its body is not the request's answer.
+        guard !isCancelled, !lostBody, let head else { return .cancelTask }
         self.head = nil
         headDelivered = true
         return .deliver(head)
@@ -265,6 +268,17 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
         trustFailure = error
     }
 
+    /// URLSession is sending the request again on a new connection, and cannot send its body again (see
+    /// ``URLSessionTransportDelegate``): the task is to be cancelled, and ends with
+    /// ``CourierError/connectionLost(underlyingError:context:)`` for an ``URLSessionBodyNotResentError`` instead of
+    /// the cancellation. Returns whether the caller is to cancel the task: not when a head was already delivered (no
+    /// second attempt can follow one), the task was cancelled or it is over.
+    mutating func bodyNotResent() -> Bool {
+        guard !headDelivered, !isCancelled, outcome == nil, !lostBody else { return false }
+        lostBody = true
+        return true
+    }
+
     struct CompletionAction {
         var outcome: Result<Void, CourierError>
         /// Fail this (with the error, or "no response" on success).
@@ -273,6 +287,9 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
         var waiter: Waiter?
         /// Nothing is left for a consumer to read: forget the task.
         var forget: Bool
+        /// The request is to be sent again by the transport, which takes over the request body's temporary file: do
+        /// not delete it.
+        var keepsUploadFile = false
     }
 
     /// The task completed, with URLSession's error mapped to a ``CourierError`` when it failed.
@@ -280,6 +297,9 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
         let outcome: Result<Void, CourierError>
         if let trustFailure {
             outcome = .failure(trustFailure)
+        } else if lostBody {
+            outcome = .failure(
+                .connectionLost(underlyingError: URLSessionBodyNotResentError(), context: CourierError.Context()))
         } else if endedByChallenge && headDelivered {
             outcome = .success(())
         } else {
@@ -292,6 +312,7 @@ struct URLSessionTaskStateMachine<Head, Waiter, Spill: AnyObject> {
         }
         // Kept only while a consumer still has buffered bytes to read; a waiting consumer has read them all.
         let forget = isCancelled || !headDelivered || waiter != nil
-        return CompletionAction(outcome: outcome, head: head, waiter: waiter, forget: forget)
+        return CompletionAction(
+            outcome: outcome, head: head, waiter: waiter, forget: forget, keepsUploadFile: lostBody && head != nil)
     }
 }

@@ -70,3 +70,12 @@ extension URLSessionTransport {
 struct TransportShutDownError: Error, CustomStringConvertible {
     var description: String { "The transport has been shut down." }
 }
+
+/// The connection closed before any byte of an answer after the request's body had started to go out, and
+/// URLSession could not send the body again (see ``URLSessionTransport``): the request may or may not have reached
+/// the server.
+struct URLSessionBodyNotResentError: Error, CustomStringConvertible, Sendable {
+    var description: String {
+        "The connection closed before the server answered, and URLSession cannot send the request body again."
+    }
+}

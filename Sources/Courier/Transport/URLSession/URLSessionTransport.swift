@@ -62,6 +62,12 @@ import Foundation
 ///   reopening connections), about 11× slower uploads and about 1.7× slower downloads.
 /// - No HTTP/2 over cleartext (h2c); HTTP/2 only over TLS, negotiated by libcurl, with nothing to configure.
 /// - Suspending a running task restarts it (see above), so backpressure spills to disk.
+/// - libcurl sends a request again on a new connection when the kept-alive one it reused closes before any byte of
+///   an answer (a server's keep-alive timeout expiring as the request arrives), but FoundationNetworking cannot send
+///   a data or file body again: that attempt would announce the whole `Content-Length`, send none of the body, and
+///   wait for an answer without end. This transport cancels that attempt and sends the request again itself, once,
+///   for an idempotent method (as ``NIOTransport`` does); any other method fails with
+///   ``CourierError/connectionLost(underlyingError:context:)``, for the session's retrier to decide.
 /// - **A hostile server can crash the process.** FoundationNetworking traps, inside libcurl's callbacks and before
 ///   any delegate runs, on a head cut off after its first line break ("Transfer completed, but there's no
 ///   response") and on a `Content-Length` of 2^63 − 512 or more. Use this transport on Linux only with servers you
@@ -181,6 +187,42 @@ public final class URLSessionTransport: Transport {
                 uploadFile = try await Self.writeTemporaryFile(body)
             }
         }
+        let requestStart = Date()
+        var response: TransportResponse
+        var resent = false
+        while true {
+            do {
+                response = try await exchange(urlRequest, uploadFile: uploadFile, request: request)
+                break
+            } catch let error as CourierError where Self.isBodyNotResent(error) {
+                // The delegate left the body's file for this decision (see `URLSessionBodyNotResentError`): once,
+                // and for an idempotent method only, the request goes out again from the start, as NIOTransport
+                // sends one lost on a stale connection again.
+                guard !resent, NIOTransport.mayRetryOnAnotherConnection(method: request.method), !Task.isCancelled
+                else {
+                    if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
+                    if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
+                    throw error
+                }
+                resent = true
+            }
+        }
+        // URLSession tells nothing of its connection (on Linux, `URLSessionTaskMetrics` never arrive): only the
+        // dates seen from here.
+        var metrics = TransactionMetrics(method: request.method, url: request.url)
+        metrics.fetchStartDate = fetchStart
+        metrics.requestStartDate = requestStart
+        metrics.responseStartDate = Date()
+        metrics.statusCode = response.statusCode
+        response.metrics = metrics
+        return response
+    }
+
+    /// One `URLSessionTask` for `urlRequest`, answered with its response head; the delegate deletes `uploadFile`
+    /// when the task completes (unless the body was not resent, see ``isBodyNotResent(_:)``).
+    private func exchange(_ urlRequest: URLRequest, uploadFile: URL?, request: TransportRequest) async throws
+        -> TransportResponse
+    {
         let made: URLSessionTask? = isShutDown.withLock { isShutDown in
             guard !isShutDown else { return nil }
             let task: URLSessionTask
@@ -200,23 +242,19 @@ public final class URLSessionTransport: Transport {
         }
         let id = task.taskIdentifier
         let taskDelegate = delegate
-        let requestStart = Date()
-        var response = try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 taskDelegate.start(id, head: continuation)
             }
         } onCancel: {
             taskDelegate.cancel(id)
         }
-        // URLSession tells nothing of its connection (on Linux, `URLSessionTaskMetrics` never arrive): only the
-        // dates seen from here.
-        var metrics = TransactionMetrics(method: request.method, url: request.url)
-        metrics.fetchStartDate = fetchStart
-        metrics.requestStartDate = requestStart
-        metrics.responseStartDate = Date()
-        metrics.statusCode = response.statusCode
-        response.metrics = metrics
-        return response
+    }
+
+    /// Whether the task failed because URLSession was sending the request again without its body.
+    static func isBodyNotResent(_ error: CourierError) -> Bool {
+        guard case .connectionLost(let underlying, _) = error else { return false }
+        return underlying is URLSessionBodyNotResentError
     }
 
     /// Cancels every running request and invalidates the session (`invalidateAndCancel`), waiting until URLSession

@@ -29,6 +29,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         /// How many temporary files were made for request bodies, and the last one.
         var uploadFileCount = 0
         var lastUploadFile: URL?
+        /// How many attempts were cancelled because URLSession was sending them again without their body.
+        var bodiesNotResent = 0
     }
 
     let maximumBufferedBytes: Int
@@ -389,11 +391,32 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
+    #if canImport(FoundationNetworking)
+        /// libcurl sends a request again, on a new connection, when the kept-alive connection it reused closed
+        /// before any byte of an answer (a server's idle timeout closing it just as the request arrived); when body
+        /// bytes had gone out, FoundationNetworking is asked to rewind the body, and asks for a new body stream here.
+        /// It can rewind only a stream body: for a data or file body (all this transport sends) it reports the
+        /// rewind done without rewinding, so the second attempt announces the whole `Content-Length` and sends only
+        /// what was left of the body (none of it, measured), and the server waits for the rest without end. Handing
+        /// it a stream instead traps (`fatalError`) for those bodies. So the attempt is cancelled here, and the task
+        /// fails with ``URLSessionBodyNotResentError``; ``URLSessionTransport`` sends the request again itself.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask,
+            needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+        ) {
+            completionHandler(nil)
+            let id = task.taskIdentifier
+            let cancels = tasks.withLock { $0[id]?.machine.bodyNotResent() ?? false }
+            guard cancels else { return }
+            statistics.withLock { $0.bodiesNotResent += 1 }
+            // Called inside libcurl's callback on the session's work queue, which `cancel()` enters synchronously.
+            DispatchQueue.global().async { task.cancel() }
+        }
+    #endif
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
         guard let (url, uploadFile) = tasks.withLock({ $0[id].map { ($0.url, $0.uploadFile) } }) else { return }
-        // Deleted before anyone can learn that the task is over.
-        if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
         // Mapped outside the lock that every consumer of every task takes.
         let mapped = error.map { URLSessionTransport.courierError($0, url: url) }
         let action: Machine.CompletionAction? = tasks.withLock { tasks in
@@ -402,6 +425,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             if action.forget { tasks[id] = nil }
             return action
         }
+        // Deleted before anyone can learn that the task is over, unless the transport sends it again.
+        if let uploadFile, action?.keepsUploadFile != true { try? FileManager.default.removeItem(at: uploadFile) }
         guard let action else { return }
         switch action.outcome {
         case .failure(let error):
