@@ -4,10 +4,26 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// A finished download's file: moved where the hook or the task's destination says, or handed over in place.
+/// A finished download's file: validated, then moved where the hook or the task's destination says, or handed over
+/// in place.
 extension SessionCore {
     func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async {
         let response = task.response
+        // Validated before anything is moved: the `async` download's promise is that an unacceptable response (an
+        // error page) never replaces the file at its destination.
+        let unacceptable: (any Error)?
+        do {
+            try (delegate.serializer as? any ResponseValidating)?.validate(head: task.head, data: nil)
+            unacceptable = nil
+        } catch {
+            unacceptable = error
+        }
+        if let unacceptable, !delegate.movesUnacceptableDownload {
+            // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
+            try? await BlockingIO.runToCompletion { try? FileManager.default.removeItem(at: temporaryURL) }
+            deliver(task, delegate: delegate, object: nil, error: unacceptable, payload: .none)
+            return
+        }
         let destination =
             (task as? DownloadTask).flatMap { hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
             ?? delegate.destination?(temporaryURL, response)
@@ -41,12 +57,9 @@ extension SessionCore {
             return
         }
         events.send(.movedDownload(task))
-        do {
-            try (delegate.serializer as? any ResponseValidating)?.validate(head: task.head, data: nil)
-            deliver(task, delegate: delegate, object: destination, error: nil, payload: .assetPath(destination))
-        } catch {
-            deliver(task, delegate: delegate, object: destination, error: error, payload: .assetPath(destination))
-        }
+        // The callback API, as AFNetworking's: the file is moved even for an unacceptable response, and the
+        // completion handler gets both its URL and the error.
+        deliver(task, delegate: delegate, object: destination, error: unacceptable, payload: .assetPath(destination))
     }
 
     /// Moves `file` to `destination` as `options` say; blocking, so called on ``BlockingIO``'s threads.

@@ -7,41 +7,50 @@ import Foundation
 extension SessionManager {
     /// Downloads `request` into the file at `destination` and returns once it is there.
     ///
-    /// The body is written to a temporary file as it arrives (constant memory), validated with the manager's
-    /// ``SessionManager/responseSerializer`` when it validates (an unacceptable status throws), then moved.
-    /// Cancelling the calling Swift task cancels the download and deletes the partial file; for a download that can
-    /// be continued later, use ``downloadTask(with:progress:destination:options:completionHandler:)`` and
+    /// The body is written to a temporary file as it arrives (constant memory). Once it has arrived, the response is
+    /// validated with the manager's ``SessionManager/responseSerializer`` (its acceptable status codes), and only
+    /// an acceptable one is moved to `destination`: for an unacceptable one (a 404's error page) the call throws,
+    /// the temporary file is deleted, and whatever was at `destination` stays as it was. (The callback API,
+    /// ``downloadTask(with:progress:destination:options:completionHandler:)``, moves the file and reports the
+    /// error with it, as AFNetworking's does.)
+    ///
+    /// The call completes without the main queue, whatever ``completionQueue`` is. Cancelling the calling Swift task
+    /// cancels the download and deletes the partial file; for a download that can be continued later, use
+    /// ``downloadTask(with:progress:destination:options:completionHandler:)`` and
     /// ``DownloadTask/cancel(producingResumeData:)``.
     ///
     /// - Returns: the response, with `value` the file's URL (`data` is empty).
-    /// - Throws: ``CourierError``.
+    /// - Throws: ``CourierError``: -1011 for an unacceptable status, with the response.
     public func download(
         _ request: URLRequest, to destination: URL,
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> Response<URL> {
         try await awaitDownload(request: request) { completion in
-            downloadTask(
-                with: request, progress: progress, destination: { _, _ in destination }, options: options,
-                completionHandler: completion)
+            makeDownloadTask(
+                request: request, progress: progress, destination: { _, _ in destination }, options: options,
+                completionHandler: completion, file: .success(.new), forAsyncCall: true)
         }
     }
 
     /// Continues the download `resumeData` describes into the file at `destination`; see
-    /// ``download(_:to:options:progress:)`` and ``DownloadResumeData``.
+    /// ``download(_:to:options:progress:)`` (validation before the move, no main queue) and ``DownloadResumeData``.
     public func download(
         resumingWith resumeData: Data, to destination: URL,
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> Response<URL> {
-        let request = (try? DownloadResumeData(data: resumeData))?.makeRequest()
+        let decoded = Result { try DownloadResumeData(data: resumeData) }
+        let request = (try? decoded.get())?.makeRequest()
         return try await awaitDownload(request: request) { completion in
-            downloadTask(
-                withResumeData: resumeData, progress: progress, destination: { _, _ in destination },
-                options: options, completionHandler: completion)
+            makeDownloadTask(
+                request: request, progress: progress, destination: { _, _ in destination }, options: options,
+                completionHandler: completion, file: decoded.map { .continuing($0) }, forAsyncCall: true)
         }
     }
 
+    /// Runs a download task made by `make` for the `async` API: its completion resumes the continuation where the
+    /// task finishes, never through the completion queue.
     private func awaitDownload(
         request: URLRequest?, _ make: (@escaping TaskCompletionHandler) -> DownloadTask
     ) async throws -> Response<URL> {

@@ -202,16 +202,19 @@ open class SessionManager: @unchecked Sendable {
             completionHandler: completionHandler, file: decoded.map { .continuing($0) })
     }
 
-    private func makeDownloadTask(
+    /// A download task, not yet resumed. The callback API's (`forAsyncCall` `false`) completes on the completion
+    /// queue and moves an unacceptable response's file as AFNetworking's does; the `async` download's completes
+    /// where the task finishes (no main queue needed) and never moves an unacceptable response's file.
+    func makeDownloadTask(
         request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
         options: DownloadOptions, completionHandler: TaskCompletionHandler?,
-        file: Result<TaskDelegate.DownloadFilePlan, any Error>
+        file: Result<TaskDelegate.DownloadFilePlan, any Error>, forAsyncCall: Bool = false
     ) -> DownloadTask {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
-            completion: completionHandler, hopsToCompletionQueue: true, destination: destination,
-            downloadOptions: options)
+            completion: completionHandler, hopsToCompletionQueue: !forAsyncCall, destination: destination,
+            downloadOptions: options, movesUnacceptableDownload: !forAsyncCall)
         // The file is opened when the task runs (see TaskDelegate.planDownloadFile): no file system call here.
         switch file {
         case .success(let plan):
@@ -352,7 +355,9 @@ open class SessionManager: @unchecked Sendable {
     }
 
     /// ``invalidate(cancelingTasks:)``, then waits until the last task has completed and the invalidation has been
-    /// announced; every completion handler has then been called or is queued on ``completionQueue``.
+    /// announced; every completion handler has then returned. The `async` calls' tasks need no queue for that; a
+    /// callback task's handler runs on ``completionQueue`` (the main queue when `nil`), so with such tasks a program
+    /// that never runs the main queue sets a queue of its own.
     public func invalidateAndWait(cancelingTasks: Bool) async {
         core.invalidate(cancelingTasks: cancelingTasks)
         await core.waitUntilInvalidated()

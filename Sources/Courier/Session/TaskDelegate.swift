@@ -68,9 +68,14 @@ final class TaskDelegate: @unchecked Sendable {
     let downloadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let completion: TaskCompletionHandler?
     /// Whether the completion runs on the session's completion queue, read when the task completes (the callback
-    /// API); else where serialization ran (the async API's continuation needs no hop).
+    /// API); else where serialization ran (the async API's continuation needs no hop, and so never waits for the
+    /// main queue).
     let hopsToCompletionQueue: Bool
     let destination: DownloadDestination?
+    /// Whether a download whose response fails validation is still moved to its destination and handed over with
+    /// the error (the callback API, as AFNetworking's); when `false` (the `async` download) its file is deleted and
+    /// the destination is never touched, so an error page cannot replace a good file.
+    let movesUnacceptableDownload: Bool
     let downloadOptions: DownloadOptions
     /// Where a streamed body goes instead of ``receivedData``.
     let stream: ChunkHandoff?
@@ -84,7 +89,8 @@ final class TaskDelegate: @unchecked Sendable {
         serializer: any ResponseSerializer, uploadBody: RequestBody?,
         uploadProgress: (@Sendable (TaskProgress) -> Void)?, downloadProgress: (@Sendable (TaskProgress) -> Void)?,
         completion: TaskCompletionHandler?, hopsToCompletionQueue: Bool,
-        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [], stream: ChunkHandoff? = nil,
+        destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [],
+        movesUnacceptableDownload: Bool = true, stream: ChunkHandoff? = nil,
         interceptor: (any RequestInterceptor)? = nil
     ) {
         self.serializer = serializer
@@ -95,6 +101,7 @@ final class TaskDelegate: @unchecked Sendable {
         self.hopsToCompletionQueue = hopsToCompletionQueue
         self.destination = destination
         self.downloadOptions = downloadOptions
+        self.movesUnacceptableDownload = movesUnacceptableDownload
         self.stream = stream
         self.interceptor = interceptor
     }
