@@ -77,31 +77,17 @@ public final class CookieJar: CookieStore, Codable {
         let found = state.withLock { state -> [Match] in
             var found: [Match] = []
             found.reserveCapacity(16)
-            for key in request.candidateDomains {
-                guard let index = state.byDomain.index(forKey: key) else { continue }
-                if state.byDomain.values[index].contains(where: { $0.isExpired(at: now) }) {
-                    let before = state.byDomain.values[index].count
-                    state.byDomain.values[index].removeAll { $0.isExpired(at: now) }
-                    state.count -= before - state.byDomain.values[index].count
-                }
-                for position in state.byDomain.values[index].indices {
-                    let cookie = state.byDomain.values[index][position]
-                    guard !cookie.isHostOnly || key == request.host, !cookie.isSecure || request.isSecure,
-                        CookieRequest.path(request.path, matches: cookie.path)
-                    else { continue }
-                    state.byDomain.values[index][position].lastAccessDate = now
-                    found.append(
-                        Match(
-                            pathLength: cookie.path.utf8.count, created: cookie.creationDate, name: cookie.name,
-                            value: cookie.value))
-                }
-                if state.byDomain.values[index].isEmpty { state.byDomain.remove(at: index) }
+            Self.visitMatches(of: request, now: now, in: &state, markingUsed: true) { cookie in
+                found.append(
+                    Match(
+                        pathLength: cookie.path.utf8.count, created: cookie.creationDate, name: cookie.name,
+                        value: cookie.value))
             }
             return found
         }
         guard !found.isEmpty else { return nil }
         let ordered = found.sorted {
-            $0.pathLength != $1.pathLength ? $0.pathLength > $1.pathLength : $0.created < $1.created
+            Self.goesFirst(($0.pathLength, $0.created), before: ($1.pathLength, $1.created))
         }
         // Bytes, then one String: appending to a String costs several times more per piece.
         var field: [UInt8] = []
@@ -124,6 +110,40 @@ public final class CookieJar: CookieStore, Codable {
         for field in fields {
             if let parsed = SetCookie(field, now: now) { store(parsed, from: request, now: now) }
         }
+    }
+
+    /// Calls `visit` with each unexpired cookie that goes to `request` (§5.8.3 step 1), removing the expired ones
+    /// of the domains it looks at and, with `markingUsed`, counting the others as used at `now`. Only the host's
+    /// own domain and those above it are looked at, not every cookie.
+    private static func visitMatches(
+        of request: CookieRequest, now: Date, in state: inout State, markingUsed: Bool, _ visit: (Cookie) -> Void
+    ) {
+        for key in request.candidateDomains {
+            guard let index = state.byDomain.index(forKey: key) else { continue }
+            if state.byDomain.values[index].contains(where: { $0.isExpired(at: now) }) {
+                let before = state.byDomain.values[index].count
+                state.byDomain.values[index].removeAll { $0.isExpired(at: now) }
+                state.count -= before - state.byDomain.values[index].count
+            }
+            for position in state.byDomain.values[index].indices {
+                let cookie = state.byDomain.values[index][position]
+                guard !cookie.isHostOnly || key == request.host, !cookie.isSecure || request.isSecure,
+                    CookieRequest.path(request.path, matches: cookie.path)
+                else { continue }
+                if markingUsed { state.byDomain.values[index][position].lastAccessDate = now }
+                visit(cookie)
+            }
+            if state.byDomain.values[index].isEmpty { state.byDomain.remove(at: index) }
+        }
+    }
+
+    /// The `Cookie` field's order (§5.8.3 step 2): longer paths first, then earlier creation.
+    private static func goesFirst(
+        _ one: (pathLength: Int, created: Date), before other: (pathLength: Int, created: Date)
+    )
+        -> Bool
+    {
+        one.pathLength != other.pathLength ? one.pathLength > other.pathLength : one.created < other.created
     }
 
     /// A cookie going into a `Cookie` field: what orders it, and what is written (a struct, not a tuple, so no
@@ -152,15 +172,13 @@ public final class CookieJar: CookieStore, Codable {
     public func cookies(for url: URL) -> [Cookie] {
         guard let request = CookieRequest(url) else { return [] }
         let now = Date()
-        return cookies.filter { cookie in
-            !cookie.isExpired(at: now) && (!cookie.isSecure || request.isSecure)
-                && (cookie.isHostOnly
-                    ? cookie.domain == request.host
-                    : CookieRequest.domain(cookie.domain, matchesHost: request.host, hostIsIP: request.isIP))
-                && CookieRequest.path(request.path, matches: cookie.path)
-        }.sorted {
-            $0.path.utf8.count != $1.path.utf8.count
-                ? $0.path.utf8.count > $1.path.utf8.count : $0.creationDate < $1.creationDate
+        let found = state.withLock { state in
+            var found: [Cookie] = []
+            Self.visitMatches(of: request, now: now, in: &state, markingUsed: false) { found.append($0) }
+            return found
+        }
+        return found.sorted {
+            Self.goesFirst(($0.path.utf8.count, $0.creationDate), before: ($1.path.utf8.count, $1.creationDate))
         }
     }
 
