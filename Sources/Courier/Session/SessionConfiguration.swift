@@ -53,13 +53,15 @@ public struct SessionConfiguration: Sendable {
     /// them): its `https` requests fail with ``CourierError/unsupportedURL(_:reason:context:)`` under
     /// ``HTTPVersionPolicy/http1Only``.
     public var httpVersion: HTTPVersionPolicy = .automatic
-    /// The proxies requests go through; default: what the environment says (``ProxySettings/environment(_:)``:
-    /// `http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`, as curl reads them), read when the configuration is
-    /// made; `nil` sends every request direct. Each request (and each redirect) is matched on its own URL. The
+    /// The proxies requests go through; default on Linux: what the environment says
+    /// (``ProxySettings/environment(_:)``: `http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`, as curl reads them),
+    /// read when the configuration is made; default on Apple platforms: `nil`, so that ``URLSessionTransport`` applies
+    /// the system's proxy settings (it refuses a request that names a proxy; set ``ProxySettings/environment(_:)``
+    /// yourself to use the variables with ``NIOTransport``). `nil` sends every request direct on ``NIOTransport``. Each request (and each redirect) is matched on its own URL. The
     /// security policy still checks the origin's certificate through the tunnel; ``CourierError/proxyFailed(proxy:authentication:reason:underlyingError:context:)``
     /// reports a proxy that refused. ``NIOTransport`` supports HTTP proxies with Basic credentials and SOCKS5
     /// proxies without credentials; see ``URLSessionTransport`` for what it can do.
-    public var proxy: ProxySettings? = .environment()
+    public var proxy: ProxySettings? = ProxySettings.platformDefault()
     /// Whether requests may go to Unix-domain sockets (`http+unix:`, `https+unix:` and `unix:` URLs, on
     /// ``NIOTransport``); default `false`, so such a URL fails with ``CourierError/unsupportedURL(_:reason:context:)``.
     /// Only a request the caller makes can reach a socket: a redirect never can, whatever this says.

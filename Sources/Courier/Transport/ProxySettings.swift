@@ -37,6 +37,22 @@ public struct ProxySettings: Sendable, Hashable {
         self.init(http: proxy, https: proxy, exceptions: exceptions)
     }
 
+    /// ``SessionConfiguration/proxy``'s default: on Linux, what `environment` says (``environment(_:)``); on Apple
+    /// platforms `nil`, so that ``URLSessionTransport`` (their default transport) applies the system's proxy settings.
+    ///
+    /// URLSession on Apple platforms takes no proxy from the request and refuses a request that names one (see
+    /// ``URLSessionTransport``): a default read from `http_proxy` there would fail every request of a process with the
+    /// variable set. Ask for ``environment(_:)`` explicitly to use it with ``NIOTransport``.
+    static func platformDefault(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ProxySettings? {
+        #if canImport(Darwin)
+            return nil
+        #else
+            return Self.environment(environment)
+        #endif
+    }
+
     /// The settings the environment gives (see ``ProxySettings``); `nil` when it names no proxy.
     public static func environment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment

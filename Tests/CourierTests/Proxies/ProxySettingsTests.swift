@@ -29,6 +29,20 @@ import Testing
         #expect(Proxy.redacted("http://alice:topsecret@proxy:1") == "http://alice:***@proxy:1")
     }
 
+    @Test("The configuration's default proxies: the environment's on Linux, the system's (nil) on Apple platforms")
+    func platformDefault() throws {
+        let environment = ["http_proxy": "http://proxy.example:3128", "no_proxy": "localhost"]
+        #if canImport(Darwin)
+            #expect(ProxySettings.platformDefault(environment) == nil)
+        #else
+            let settings = try #require(ProxySettings.platformDefault(environment))
+            #expect(settings == ProxySettings.environment(environment))
+            #expect(try proxy(settings, "http://example.com/")?.host == "proxy.example")
+            #expect(try proxy(settings, "http://localhost/") == nil)
+        #endif
+        #expect(SessionConfiguration().proxy == ProxySettings.platformDefault())
+    }
+
     @Test func environmentVariables() throws {
         let lower = ProxySettings.environment(["http_proxy": "http://lower:1", "HTTP_PROXY": "http://upper:2"])
         #expect(try proxy(lower, "http://example.com/")?.host == "lower")

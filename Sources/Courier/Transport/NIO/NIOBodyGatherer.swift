@@ -21,6 +21,8 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
         var timing = NIOExchangeTiming()
         /// The body passed the limit and the task was failed: nothing more is kept.
         var refused = false
+        /// The first URL the exchange visited; a second visit is a redirect the client followed.
+        var firstURL: URL?
     }
 
     private let state = Locked(State())
@@ -51,6 +53,16 @@ final class NIOBodyGatherer: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Whether a response head has arrived.
     var sawHead: Bool { state.withLock { $0.head != nil } }
+
+    /// A second URL means that a caller's client followed a redirect (see ``NIOTransport/init(configuration:httpClient:)``):
+    /// the exchange fails rather than deliver a response the session's redirect rules never saw.
+    func didVisitURL(task: HTTPClient.Task<Gathered>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        let first = state.withLock { state -> URL? in
+            defer { state.firstURL = state.firstURL ?? request.url }
+            return state.firstURL
+        }
+        if let first { task.fail(reason: NIOTransport.redirectFollowedByClient(first)) }
+    }
 
     func didSendRequestHead(task: HTTPClient.Task<Gathered>, _ head: HTTPRequestHead) {
         let now = Date()

@@ -80,12 +80,14 @@ final class NIOHTTP1Pool: Sendable {
     private let idleTimeout: TimeAmount
     private let maximumPerOrigin: Int
     private let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+    private let dialOptions: NIODialOptions
 
     init(
         group: any EventLoopGroup, connectTimeout: TimeAmount, idleTimeout: TimeAmount, maximumPerOrigin: Int,
-        decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+        dialOptions: NIODialOptions = NIODialOptions(), decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     ) {
         self.group = group
+        self.dialOptions = dialOptions
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.maximumPerOrigin = max(1, maximumPerOrigin)
@@ -146,7 +148,15 @@ final class NIOHTTP1Pool: Sendable {
     private func connect(for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, on loop: any EventLoop) {
         let decompressionLimit = decompressionLimit
         let connectStart = Date()
-        let connecting = ClientBootstrap(group: loop)
+        let bootstrap: ClientBootstrap
+        do {
+            bootstrap = try dialOptions.apply(to: ClientBootstrap(group: loop))
+        } catch {
+            connectionFailed(origin: origin)
+            return exchange.finish(.failure(error), sawHead: false)
+        }
+        let connecting =
+            bootstrap
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -154,7 +164,7 @@ final class NIOHTTP1Pool: Sendable {
                     try NIOHTTP1Connection.configure(channel, decompressionLimit: decompressionLimit)
                 }
             }
-            .connect(host: origin.host, port: origin.port)
+            .connect(host: dialOptions.address(for: origin.host), port: origin.port)
         connecting.whenComplete { result in
             switch result {
             case .success(let channel):

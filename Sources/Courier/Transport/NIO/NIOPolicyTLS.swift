@@ -6,11 +6,14 @@ import NIOSSL
 /// The TLS pieces of a connection made under a ``SecurityPolicy`` outside AsyncHTTPClient's pool: the trust gate's
 /// probe (``NIOTrustGate``) and WebSocket connections (``NIOWebSocketConnector``).
 enum NIOPolicyTLS {
-    /// A client configuration presenting `policy`'s client certificate, if it has one.
+    /// `base` (the transport's TLS versions and cipher suites), presenting `policy`'s client certificate, if it has
+    /// one.
     ///
     /// - Throws: ``CourierError/requestFailed(underlyingError:context:)`` when the certificate cannot be read.
-    static func clientConfiguration(for policy: SecurityPolicy) throws -> TLSConfiguration {
-        var tls = TLSConfiguration.makeClientConfiguration()
+    static func clientConfiguration(
+        for policy: SecurityPolicy, base: TLSConfiguration = .makeClientConfiguration()
+    ) throws -> TLSConfiguration {
+        var tls = base
         do {
             if let identity = try policy.clientCertificate?.makeNIOSSLIdentity() {
                 tls.certificateChain = identity.chain.map { .certificate($0) }

@@ -10,15 +10,17 @@ import NIOPosix
 /// security policy's check inside it, is with the origin through the tunnel, never with the proxy.
 enum NIOProxyTunnel {
     /// Connects to `host:port`, through `proxy` when there is one, and adds the origin's handlers with `configure`
-    /// (on the channel's event loop, before any byte of the origin's protocol is sent).
+    /// (on the channel's event loop, before any byte of the origin's protocol is sent). `dialOptions` choose the
+    /// local address, and the address connected to for `host` when there is no proxy.
     ///
     /// - Throws: ``CourierError/proxyFailed(proxy:authentication:reason:underlyingError:context:)`` when the proxy
     ///   refuses; connection errors as NIO reports them.
     static func connect(
-        host: String, port: Int, through proxy: Proxy?, group: any EventLoopGroup, timeout: TimeAmount,
+        host: String, port: Int, through proxy: Proxy?, group: any EventLoopGroup,
+        dialOptions: NIODialOptions = NIODialOptions(), timeout: TimeAmount,
         configure: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
     ) async throws -> any Channel {
-        let bootstrap = ClientBootstrap(group: group)
+        let bootstrap = try dialOptions.apply(to: ClientBootstrap(group: group))
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -26,7 +28,9 @@ enum NIOProxyTunnel {
                     if proxy == nil { try configure(channel.pipeline.syncOperations) }
                 }
             }
-        guard let proxy else { return try await bootstrap.connect(host: host, port: port).get() }
+        guard let proxy else {
+            return try await bootstrap.connect(host: dialOptions.address(for: host), port: port).get()
+        }
         let channel = try await bootstrap.connect(host: proxy.host, port: proxy.port).get()
         let opened = channel.eventLoop.makePromise(of: Void.self)
         let deadline = channel.eventLoop.scheduleTask(in: timeout) {

@@ -19,7 +19,12 @@ import Tracing
 /// everything else (``send(_:)``, `https`, HTTP/2) runs on AsyncHTTPClient. The two keep separate pools, each with
 /// at most ``Configuration/maximumConnectionsPerHost`` connections to a host.
 ///
-/// The underlying `HTTPClient` is shut down by ``shutdown()``, or, without waiting, when the transport is released.
+/// In a server app (Vapor, Hummingbird), the transport can run on the app's event-loop group
+/// (``init(configuration:eventLoopGroup:)``) or send through the app's `HTTPClient` (``init(configuration:httpClient:)``)
+/// rather than NIO's shared group: the caller then keeps the group or client and shuts it down itself.
+///
+/// The `HTTPClient`s the transport makes are shut down by ``shutdown()``, or, without waiting, when the transport is
+/// released; a given group or client is never shut down by the transport.
 public final class NIOTransport: Transport {
     /// How the client connects.
     public struct Configuration: Sendable {
@@ -43,14 +48,60 @@ public final class NIOTransport: Transport {
         /// Whether a failed connection attempt (refused, or a TLS handshake the system's trust refuses) is retried
         /// with backoff until ``connectTimeout``; default `false`: the request fails at once, as URLSession's do.
         public var retriesFailedConnections: Bool = false
+        /// Addresses to connect to instead of resolving a URL's host, keyed by the host as the URL has it (e.g.
+        /// `["api.example.com": "10.0.0.7"]`); default none. The request keeps the URL's host for `Host`, SNI and the
+        /// certificate check, as curl's `--resolve` does. Every connection the transport makes without a proxy follows
+        /// it (through a proxy, the proxy resolves the host).
+        public var hostAddresses: [String: String] = [:]
+        /// The local IP address (e.g. `"192.0.2.10"` or `"::1"`) every connection is bound to before it connects, to
+        /// choose the interface on a host with several; default `nil`, the system's choice. An address that is not an
+        /// IP address fails the request.
+        public var localAddress: String?
+        /// The most requests one connection carries before it is closed and replaced (e.g. so that traffic spreads
+        /// over servers behind a load balancer); default `nil`, no limit. Values below 1 count as 1. When set,
+        /// collected plain-`http` exchanges go through AsyncHTTPClient (see ``usesOwnHTTP1Connections``).
+        public var maximumRequestsPerConnection: Int?
+        /// The oldest TLS version offered; default `nil`, NIOSSL's (TLS 1.0). E.g. `.tlsv12`.
+        public var minimumTLSVersion: TLSVersion?
+        /// The newest TLS version offered; default `nil`, the newest NIOSSL has (TLS 1.3).
+        public var maximumTLSVersion: TLSVersion?
+        /// The cipher suites offered for TLS 1.2 and older, in order; default `nil`, NIOSSL's list. TLS 1.3's suites
+        /// are not configurable in NIOSSL.
+        public var cipherSuites: [NIOTLSCipher]?
 
         /// The default configuration.
         public init() {}
+
+        /// The TLS configuration every connection starts from: NIOSSL's client defaults with the versions and
+        /// cipher suites above.
+        var baseTLS: TLSConfiguration {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let minimumTLSVersion { tls.minimumTLSVersion = minimumTLSVersion }
+            if let maximumTLSVersion { tls.maximumTLSVersion = maximumTLSVersion }
+            if let cipherSuites { tls.cipherSuiteValues = cipherSuites }
+            return tls
+        }
+
+        /// Whether the TLS configuration is NIOSSL's default.
+        var hasDefaultTLS: Bool { minimumTLSVersion == nil && maximumTLSVersion == nil && cipherSuites == nil }
+
+        /// Where the transport's own connections connect.
+        var dialOptions: NIODialOptions { NIODialOptions(hostAddresses: hostAddresses, localAddress: localAddress) }
+
+        /// Whether Courier's own HTTP/1.1 connections can serve collected plain-`http` exchanges: asked for, and no
+        /// setting they do not follow.
+        var ownConnectionsApply: Bool {
+            usesOwnHTTP1Connections && maximumRequestsPerConnection == nil
+        }
     }
 
     /// The configuration the client was made with.
     public let configuration: Configuration
     private let client: HTTPClient
+    /// Whether ``client`` was made here (and is shut down here) rather than given by the caller.
+    private let ownsClient: Bool
+    /// The event loops every connection of the transport runs on: the caller's, or NIO's shared group.
+    let group: any EventLoopGroup
     private let settings: HTTPClient.Configuration
     /// Clients for requests that ``client`` cannot send: through a proxy, or kept to HTTP/1.1 over TLS when
     /// ``client`` may negotiate HTTP/2 (``TransportRequest/httpVersion``); made on first use, one per kind.
@@ -64,7 +115,7 @@ public final class NIOTransport: Transport {
     /// Where a collected exchange starts and its delegate runs when it is the only one in flight: new connections
     /// for it are made on this loop and idle ones on it are preferred, so one exchange at a time does not hop
     /// between loops.
-    private let preferredLoop = HTTPClient.defaultEventLoopGroup.next()
+    private let preferredLoop: any EventLoop
     /// Collected exchanges in flight. With one, it stays on ``preferredLoop`` and wakes its waiting caller early
     /// (``CollectedResponse/headArrived()``), which pays only while the caller's threads are idle; with others in
     /// flight, exchanges are spread over the group's loops and the early wake-up would be a second one for nothing.
@@ -85,9 +136,37 @@ public final class NIOTransport: Transport {
         var url: URL
     }
 
-    /// Creates a transport with its own connection pool on the shared event-loop group.
-    public init(configuration: Configuration = Configuration()) {
+    /// Creates a transport with its own connection pools, on `eventLoopGroup` or, by default, on NIO's shared group.
+    ///
+    /// - Parameters:
+    ///   - configuration: How the transport connects.
+    ///   - eventLoopGroup: The group every connection runs on, e.g. a Vapor or Hummingbird app's: it must be a group of
+    ///     NIO's POSIX event loops (`MultiThreadedEventLoopGroup`). The transport does not shut it down; shut it down
+    ///     after the transport's ``shutdown()``.
+    public convenience init(configuration: Configuration = Configuration(), eventLoopGroup: (any EventLoopGroup)? = nil)
+    {
+        self.init(configuration: configuration, group: eventLoopGroup ?? HTTPClient.defaultEventLoopGroup, client: nil)
+    }
+
+    /// Creates a transport that sends through `httpClient` (e.g. a Vapor app's `app.http.client.shared`), and runs its
+    /// own connections on that client's event-loop group.
+    ///
+    /// The client's own settings apply to what goes through it: it must be made with
+    /// `redirectConfiguration: .disallow`, since the session follows redirects itself (a redirect the client followed
+    /// would bypass the session's redirect rules; the transport cannot read the client's settings, so an exchange in
+    /// which the client followed one fails with ``CourierError/unsupportedURL(_:reason:context:)``, code -1002, once
+    /// the redirect has been sent). Requests the client cannot send as asked (through a
+    /// proxy, under a non-default ``SecurityPolicy``, kept to HTTP/1.1 over TLS) go through clients the transport makes
+    /// on the same group from `configuration`, and collected plain-`http` exchanges through Courier's own connections
+    /// (``Configuration/usesOwnHTTP1Connections``). The transport does not shut `httpClient` down.
+    public convenience init(configuration: Configuration = Configuration(), httpClient: HTTPClient) {
+        self.init(configuration: configuration, group: httpClient.eventLoopGroup, client: httpClient)
+    }
+
+    private init(configuration: Configuration, group: any EventLoopGroup, client given: HTTPClient?) {
         self.configuration = configuration
+        self.group = group
+        preferredLoop = group.next()
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = .disallow
         settings.timeout = .init(connect: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
@@ -95,6 +174,10 @@ public final class NIOTransport: Transport {
             idleTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.idleConnectionTimeout)),
             concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.maximumConnectionsPerHost)
         settings.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
+        settings.maximumUsesPerConnection = configuration.maximumRequestsPerConnection.map { max(1, $0) }
+        settings.dnsOverride = configuration.hostAddresses
+        settings.localAddress = configuration.localAddress
+        if !configuration.hasDefaultTLS { settings.tlsConfiguration = configuration.baseTLS }
         settings.httpVersion = configuration.allowsHTTP2 ? .automatic : .http1Only
         settings.decompression =
             configuration.decompresses ? .enabled(limit: .ratio(configuration.decompressionRatioLimit)) : .disabled
@@ -112,19 +195,21 @@ public final class NIOTransport: Transport {
             }
         }
         self.settings = settings
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+        client = given ?? HTTPClient(eventLoopGroup: group, configuration: settings)
+        ownsClient = given == nil
         http1Pool = NIOHTTP1Pool(
-            group: HTTPClient.defaultEventLoopGroup,
+            group: group,
             connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)),
             idleTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.idleConnectionTimeout)),
-            maximumPerOrigin: configuration.maximumConnectionsPerHost,
+            maximumPerOrigin: configuration.maximumConnectionsPerHost, dialOptions: configuration.dialOptions,
             decompressionLimit: configuration.decompresses ? .ratio(configuration.decompressionRatioLimit) : nil)
     }
 
     deinit {
-        // Starts the shutdown without waiting; the client keeps itself alive until it is done.
-        _ = client.shutdown()
-        for other in otherClients.withLock({ $0.values }) { _ = other.shutdown() }
+        // Starts the shutdown without waiting; the client keeps itself alive until it is done. The callback form makes
+        // no promise on the group, which a caller may have shut down already (after ``shutdown()``).
+        if ownsClient { client.shutdown { _ in } }
+        for other in otherClients.withLock({ $0.values }) { other.shutdown { _ in } }
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
@@ -142,7 +227,7 @@ public final class NIOTransport: Transport {
             outgoing.body = .bytes(ByteBuffer(data: data))
             sentWholeBodyUpFront = Int64(data.count)
         } else {
-            outgoing.body = try Self.streamedBody(of: request)
+            outgoing.body = try Self.streamedBody(of: request, group: group)
         }
         let client = try await client(enforcing: request)
         var timing = NIOExchangeTiming(requestStart: Date())
@@ -156,12 +241,14 @@ public final class NIOTransport: Transport {
             else { throw error }
             do {
                 // A streamed body starts again from its first byte.
-                if sentWholeBodyUpFront == nil { outgoing.body = try Self.streamedBody(of: request) }
+                if sentWholeBodyUpFront == nil { outgoing.body = try Self.streamedBody(of: request, group: group) }
                 response = try await client.execute(outgoing, deadline: .distantFuture)
             } catch {
                 throw Self.courierError(error, url: request.url, proxy: request.proxy)
             }
         }
+        // Only a caller's client can follow one (the transport's own never do); its body is dropped, unread.
+        if response.history.count > 1 { throw Self.redirectFollowedByClient(request.url) }
         if let sentWholeBodyUpFront { request.bodyProgress?(sentWholeBodyUpFront) }
         timing.responseStart = Date()
         timing.connection = NIOConnectionReporter.takeFacts(from: &response.headers)
@@ -219,7 +306,7 @@ public final class NIOTransport: Transport {
     ) throws -> CollectedResponse {
         let fetchStart = Date()
         let data = request.body?.data
-        let target = client === self.client && configuration.usesOwnHTTP1Connections ? http1Target(request.url) : nil
+        let target = client === self.client && configuration.ownConnectionsApply ? http1Target(request.url) : nil
         let head: HTTPRequestHead?
         do {
             head = try target?.head(method: request.method, fields: request.headers, bodyLength: data?.count)
@@ -244,7 +331,7 @@ public final class NIOTransport: Transport {
         // One exchange at a time stays on one loop (its connection is then reused without a hop); with others in
         // flight, exchanges are spread over the group's loops, as AsyncHTTPClient spreads its own.
         let loop =
-            alone && client.eventLoopGroup === HTTPClient.defaultEventLoopGroup
+            alone && client.eventLoopGroup === group
             ? preferredLoop : client.eventLoopGroup.next()
         let inFlight = collectedInFlight
         let pool = http1Pool
@@ -314,6 +401,16 @@ public final class NIOTransport: Transport {
         ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
     }
 
+    /// The error for an exchange in which a caller's `HTTPClient` (``init(configuration:httpClient:)``) followed a
+    /// redirect itself, bypassing the session's redirect rules.
+    static func redirectFollowedByClient(_ url: URL) -> CourierError {
+        .unsupportedURL(
+            url,
+            reason: "the HTTPClient given to NIOTransport followed a redirect itself; make it with "
+                + "redirectConfiguration: .disallow, since the session follows redirects",
+            context: CourierError.Context())
+    }
+
     /// Whether `error` is the loss of a connection (not a refusal, a timeout or a cancellation).
     static func isStaleConnection(_ error: CourierError) -> Bool {
         if case .connectionLost = error { return true }
@@ -321,15 +418,17 @@ public final class NIOTransport: Transport {
     }
 
     /// The body of `request` as AsyncHTTPClient streams it (any body but a small `Data`), from its first byte.
-    private static func streamedBody(of request: TransportRequest) throws -> HTTPClientRequest.Body? {
+    private static func streamedBody(of request: TransportRequest, group: any EventLoopGroup) throws
+        -> HTTPClientRequest.Body?
+    {
         guard let body = request.body else { return nil }
         if let file = body.file, let length = body.length {
             let buffers = FileBuffers(
-                url: file.url, chunkSize: file.chunkSize, length: length, progress: request.bodyProgress)
+                url: file.url, chunkSize: file.chunkSize, length: length, progress: request.bodyProgress, group: group)
             return .stream(buffers, length: .known(length))
         }
         let chunks = try body.makeChunks()
-        let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress)
+        let counted = ProgressCountingChunks(chunks: chunks, progress: request.bodyProgress, group: group)
         return .stream(counted, length: body.length.map { .known($0) } ?? .unknown)
     }
 
@@ -344,10 +443,11 @@ public final class NIOTransport: Transport {
         }
     }
 
-    /// Shuts the client down, waiting for its connections to close.
+    /// Closes the transport's own connections and shuts down the clients it made, waiting for them; a group or client
+    /// the transport was given keeps running.
     public func shutdown() async {
         await http1Pool.shutdown()
-        try? await client.shutdown()
+        if ownsClient { try? await client.shutdown() }
         for other in otherClients.withLock({ $0.values }) { try? await other.shutdown() }
         for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
     }
@@ -374,7 +474,7 @@ public final class NIOTransport: Transport {
         let settings = try settings(for: kind)
         return otherClients.withLock { made in
             if let client = made[kind] { return client }
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+            let client = HTTPClient(eventLoopGroup: group, configuration: settings)
             made[kind] = client
             return client
         }
@@ -432,7 +532,9 @@ public final class NIOTransport: Transport {
             if let gate = gates[key] { return gate }
             let settings = try settings(for: key.client)
             let gate = try NIOTrustGate(
-                key: key, baseSettings: settings,
+                key: key, baseSettings: settings, baseTLS: configuration.baseTLS,
+                dialOptions: configuration.dialOptions,
+                group: group,
                 connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
             gates[key] = gate
             return gate
@@ -446,16 +548,17 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let chunks: DataChunks
     let progress: (@Sendable (Int64) -> Void)?
+    let group: any EventLoopGroup
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: chunks.makeAsyncIterator(), progress: progress)
+        AsyncIterator(base: chunks.makeAsyncIterator(), progress: progress, brake: WriteQueueBrake(group: group))
     }
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: DataChunks.AsyncIterator
         let progress: (@Sendable (Int64) -> Void)?
         var sent: Int64 = 0
-        var brake = WriteQueueBrake()
+        var brake: WriteQueueBrake
 
         mutating func next() async throws -> ByteBuffer? {
             try await brake.waitForEarlierWrites()
@@ -475,6 +578,7 @@ private struct FileBuffers: AsyncSequence, Sendable {
     let chunkSize: Int
     let length: Int64
     let progress: (@Sendable (Int64) -> Void)?
+    let group: any EventLoopGroup
 
     func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(source: self)
@@ -484,11 +588,12 @@ private struct FileBuffers: AsyncSequence, Sendable {
         let source: FileBuffers
         var reader: FileChunkReader?
         var sent: Int64 = 0
-        var brake = WriteQueueBrake()
+        var brake: WriteQueueBrake
         let allocator = ByteBufferAllocator()
 
         init(source: FileBuffers) {
             self.source = source
+            brake = WriteQueueBrake(group: source.group)
         }
 
         mutating func next() async throws -> ByteBuffer? {
@@ -525,11 +630,17 @@ private struct FileBuffers: AsyncSequence, Sendable {
 /// has run, the buffer before the previous one has been written or has paused the body. Reading the next buffer
 /// still overlaps with writing the previous one.
 private struct WriteQueueBrake {
+    /// The transport's event loops, one of which holds the connection.
+    let group: any EventLoopGroup
     private var markers: [EventLoopFuture<Void>] = []
+
+    init(group: any EventLoopGroup) {
+        self.group = group
+    }
 
     mutating func waitForEarlierWrites() async throws {
         for marker in markers { try await marker.get() }
-        markers = HTTPClient.defaultEventLoopGroup.makeIterator().map { $0.submit {} }
+        markers = group.makeIterator().map { $0.submit {} }
     }
 }
 

@@ -41,11 +41,21 @@ final class NIOTrustGate: Sendable {
     private let probeContext: NIOSSLContext
     private let connectTimeout: TimeAmount
     private let probe = Locked<Task<Void, any Error>?>(nil)
+    /// The transport's event loops, for the gate's client and its probe.
+    private let group: any EventLoopGroup
 
-    init(key: Key, baseSettings: HTTPClient.Configuration, connectTimeout: TimeAmount) throws {
+    /// Where the probe connects, as the gate's client does.
+    private let dialOptions: NIODialOptions
+
+    init(
+        key: Key, baseSettings: HTTPClient.Configuration, baseTLS: TLSConfiguration, dialOptions: NIODialOptions,
+        group: any EventLoopGroup, connectTimeout: TimeAmount
+    ) throws {
         self.key = key
+        self.group = group
+        self.dialOptions = dialOptions
         self.connectTimeout = connectTimeout
-        var tls = try NIOPolicyTLS.clientConfiguration(for: key.policy)
+        var tls = try NIOPolicyTLS.clientConfiguration(for: key.policy, base: baseTLS)
         // The probe's callback replaces NIOSSL's verification; it is only called when verification is on.
         var probeTLS = tls
         probeTLS.certificateVerification = .fullVerification
@@ -76,11 +86,12 @@ final class NIOTrustGate: Sendable {
         settings.http2ConnectionDebugInitializer = { channel in
             (http2?(channel) ?? channel.eventLoop.makeSucceededVoidFuture()).flatMap { check(channel) }
         }
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+        client = HTTPClient(eventLoopGroup: group, configuration: settings)
     }
 
     deinit {
-        _ = client.shutdown()
+        // No promise on the group, which its owner may have shut down already (see ``NIOTransport``'s deinit).
+        client.shutdown { _ in }
     }
 
     func shutdown() async {
@@ -143,7 +154,7 @@ final class NIOTrustGate: Sendable {
         let handshakeDone = Locked<EventLoopFuture<Void>?>(nil)
         // Through the proxy's tunnel when there is one: the chain evaluated is the origin's.
         let channel = try await NIOProxyTunnel.connect(
-            host: host, port: key.port, through: key.client.proxy, group: HTTPClient.defaultEventLoopGroup,
+            host: host, port: key.port, through: key.client.proxy, group: group, dialOptions: dialOptions,
             timeout: connectTimeout
         ) { pipeline in
             let eventLoop = pipeline.eventLoop

@@ -16,6 +16,10 @@ struct NIOWebSocketConnector {
     let request: TransportRequest
     let configuration: WebSocketConfiguration
     let group: any EventLoopGroup
+    /// The transport's TLS versions and cipher suites.
+    var baseTLS: TLSConfiguration = .makeClientConfiguration()
+    /// Where the transport's connections connect.
+    var dialOptions = NIODialOptions()
 
     private struct Target {
         var host: String
@@ -92,7 +96,8 @@ struct NIOWebSocketConnector {
         do {
             // Through the proxy's tunnel when there is one: TLS, and the policy's check, are with the origin.
             channel = try await NIOProxyTunnel.connect(
-                host: target.host, port: target.port, through: request.proxy, group: loop, timeout: timeout,
+                host: target.host, port: target.port, through: request.proxy, group: loop, dialOptions: dialOptions,
+                timeout: timeout,
                 configure: configure)
             let connected = Date()
             timing.withLock { metrics in
@@ -160,7 +165,7 @@ struct NIOWebSocketConnector {
     }
 
     private func makeTLSContext() throws -> NIOSSLContext {
-        let tls = try NIOPolicyTLS.clientConfiguration(for: request.securityPolicy)
+        let tls = try NIOPolicyTLS.clientConfiguration(for: request.securityPolicy, base: baseTLS)
         do {
             return try NIOSSLContext(configuration: tls)
         } catch {
@@ -253,7 +258,8 @@ extension NIOTransport {
         _ request: TransportRequest, configuration: WebSocketConfiguration
     ) async throws -> any WebSocketConnection {
         try await NIOWebSocketConnector(
-            request: request, configuration: configuration, group: HTTPClient.defaultEventLoopGroup
+            request: request, configuration: configuration, group: group, baseTLS: self.configuration.baseTLS,
+            dialOptions: self.configuration.dialOptions
         ).connect()
     }
 }
