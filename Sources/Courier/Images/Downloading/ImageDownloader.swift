@@ -260,17 +260,20 @@ public final class ImageDownloader: Sendable {
     private func finish(
         _ download: ImageDownloadQueue<Handler>.Download, with outcome: Result<(HTTPURLResponse?, Image), any Error>
     ) {
-        let handlers = state.withLock { state -> [Handler] in
+        // The callers are handed the outcome before the next download starts, still under the lock: otherwise the
+        // next one could end, and queue its callbacks, first (seen under load: image-3's success before image-2's
+        // with one download at a time). A handler only queues work (`callbackQueue.async`, a continuation), and the
+        // image cache never calls back into the downloader, so neither can deadlock here.
+        state.withLock { state in
             state.tasks[download.id] = nil
             let finish = state.queue.finish(download.id, key: download.key)
+            if !finish.handlers.isEmpty, case .success(let (_, image)) = outcome, let imageCache,
+                imageCache.shouldCache(image, for: download.request, withAdditionalIdentifier: nil)
+            {
+                imageCache.add(image, for: download.request, withAdditionalIdentifier: nil)
+            }
+            finish.handlers.forEach { $0(outcome) }
             for next in finish.start { start(next, in: &state) }
-            return finish.handlers
         }
-        if !handlers.isEmpty, case .success(let (_, image)) = outcome, let imageCache,
-            imageCache.shouldCache(image, for: download.request, withAdditionalIdentifier: nil)
-        {
-            imageCache.add(image, for: download.request, withAdditionalIdentifier: nil)
-        }
-        handlers.forEach { $0(outcome) }
     }
 }
