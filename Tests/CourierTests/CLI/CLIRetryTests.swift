@@ -22,11 +22,12 @@ struct CLIRetryTests {
     }
 
     @Test func backoffCountsAgainstMaxTimeNotTheIdleTimeout() async throws {
-        // A 2 s Retry-After under a 1 s idle timeout: the wait is the client's own, not a silent server.
+        // A 5 s Retry-After under a 3 s idle timeout: the wait is the client's own, not a silent server. (With 2 s and
+        // 1 s, a full suite beside it sometimes kept the first answer from arriving within the 1 s: not the claim.)
         let server = try await ScriptedServer.start([
-            .init(status: 503, headers: [("Retry-After", "2")], body: "busy"), .init(status: 200, body: "finally"),
+            .init(status: 503, headers: [("Retry-After", "5")], body: "busy"), .init(status: 200, body: "finally"),
         ])
-        let result = try await CourierProcess.run(["--retry", "1", "--timeout", "1", server.url("job").absoluteString])
+        let result = try await CourierProcess.run(["--retry", "1", "--timeout", "3", server.url("job").absoluteString])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout == "finally")
         #expect(server.received.count == 2)
