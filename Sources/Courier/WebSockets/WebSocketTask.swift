@@ -29,8 +29,9 @@ import Foundation
 /// ``WebSocketClosedError``; a text message that is not UTF-8 closes it with 1007. After the close every call fails
 /// with the ``WebSocketClosedError`` that has the close code and reason (``closeCode``, ``closeReason``).
 ///
-/// Only transports that make WebSocket connections can (``NIOTransport``); on another, the first call fails with
-/// ``CourierError/unsupportedURL(_:reason:context:)``.
+/// The transport makes the connection: ``NIOTransport`` and ``URLSessionTransport`` both do (the latter with
+/// Courier's NIO code, since URLSession cannot on Linux); on a transport of your own that does not, the first call
+/// fails with ``CourierError/unsupportedURL(_:reason:context:)``.
 ///
 /// Thread safety: the connection's state and the pinger are behind locks, the rest is immutable; hence
 /// `@unchecked Sendable`, as for every ``SessionTask``.

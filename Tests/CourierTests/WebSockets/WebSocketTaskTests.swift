@@ -9,22 +9,31 @@ import Testing
 #endif
 
 /// ``WebSocketTask`` on ``NIOTransport`` against ``WebSocketServer``: echo, fragments, pings, closes, limits, and
-/// pinning over `wss` before the upgrade.
+/// pinning over `wss` before the upgrade; cookies, interceptors and the policy on a ``URLSessionTransport`` session
+/// too (its connections are Courier's own, not URLSession's).
 @Suite(.timeLimit(.minutes(1)))
 struct WebSocketTaskTests {
     static let chain: CertificateChain = {
         do { return try CertificateChain.make(name: "Socket") } catch { fatalError("certificates: \(error)") }
     }()
 
+    /// The transports a session's WebSockets are checked on.
+    enum TransportKind: String, CaseIterable, CustomTestStringConvertible {
+        case nio, urlSession
+        var testDescription: String { rawValue }
+        func make() -> any Transport { self == .nio ? NIOTransport() : URLSessionTransport() }
+    }
+
     func withSocket(
-        tls: Bool = false, refusing: Int = 0, configuration: SessionConfiguration = .ephemeral,
+        on transport: TransportKind = .nio, tls: Bool = false, refusing: Int = 0,
+        configuration: SessionConfiguration = .ephemeral,
         configure: (SessionManager) throws -> Void = { _ in }, protocols: [String] = [],
         maximumMessageSize: Int = 1 << 20,
         _ body: (WebSocketTask, WebSocketServer, SessionManager) async throws -> Void
     ) async throws {
         let server = try await WebSocketServer.start(
             tls: tls ? (Self.chain.fullChainPEM, Self.chain.leaf.privateKeyPEM) : nil, refusing: refusing)
-        let manager = SessionManager(configuration: configuration, transport: NIOTransport())
+        let manager = SessionManager(configuration: configuration, transport: transport.make())
         var failure: (any Error)?
         do {
             try configure(manager)
@@ -41,12 +50,15 @@ struct WebSocketTaskTests {
         if let failure { throw failure }
     }
 
-    @Test("Text and binary messages echo; the subprotocol is negotiated; the 101's cookie is stored")
-    func echo() async throws {
+    @Test(
+        "Text and binary messages echo; the subprotocol is negotiated; the 101's cookie is stored",
+        arguments: TransportKind.allCases)
+    func echo(on transport: TransportKind) async throws {
         var configuration = SessionConfiguration.ephemeral
         let jar = CookieJar()
         configuration.cookieStore = jar
-        try await withSocket(configuration: configuration, protocols: ["chat", "superchat"]) { socket, _, manager in
+        try await withSocket(on: transport, configuration: configuration, protocols: ["chat", "superchat"]) {
+            socket, _, manager in
             try await socket.send(.string("hello ✓"))
             #expect(try await socket.receive() == .string("hello ✓"))
             try await socket.send(.data(Data([0, 1, 2, 255])))
@@ -122,14 +134,16 @@ struct WebSocketTaskTests {
         }
     }
 
-    @Test("The upgrade is a session task: adapted, retried, and seen by monitors until the connection closes")
-    func sessionTask() async throws {
+    @Test(
+        "The upgrade is a session task: adapted, retried, and seen by monitors until the connection closes",
+        arguments: TransportKind.allCases)
+    func sessionTask(on transport: TransportKind) async throws {
         let monitor = EventMonitorTests.RecordingMonitor()
         var configuration = SessionConfiguration.ephemeral
         configuration.eventMonitors = [monitor]
         configuration.interceptor = Interceptor(
             adapters: [TokenAdapter()], retriers: [RetryPolicy(exponentialBackoffScale: 0.01)])
-        try await withSocket(refusing: 1, configuration: configuration) { socket, server, manager in
+        try await withSocket(on: transport, refusing: 1, configuration: configuration) { socket, server, manager in
             #expect(manager.tasks.contains(socket))
             try await socket.send(.string("adapted"))
             #expect(try await socket.receive() == .string("adapted"))
@@ -214,10 +228,12 @@ struct WebSocketTaskTests {
         }
     }
 
-    @Test("wss: the session's policy passes the right root; a wrong pin fails with -1202 before the upgrade")
-    func pinning() async throws {
+    @Test(
+        "wss: the session's policy passes the right root; a wrong pin fails with -1202 before the upgrade",
+        arguments: TransportKind.allCases)
+    func pinning(on transport: TransportKind) async throws {
         try await withSocket(
-            tls: true,
+            on: transport, tls: true,
             configure: { manager in
                 var policy = SecurityPolicy.default
                 policy.additionalTrustedCertificates = [Self.chain.root.der]
@@ -230,7 +246,7 @@ struct WebSocketTaskTests {
         }
         let other = try CertificateChain.make(name: "Unrelated")
         try await withSocket(
-            tls: true,
+            on: transport, tls: true,
             configure: { manager in
                 let pinned = try SecurityPolicy(pinnedPublicKeyHashesBase64: [other.leaf.publicKeyHashBase64])
                 var policy = pinned
@@ -244,7 +260,7 @@ struct WebSocketTaskTests {
         }
     }
 
-    @Test("A server that refuses the upgrade fails with its status; URLSessionTransport says it cannot")
+    @Test("A server that refuses the upgrade fails with its status, on either transport")
     func refusals() async throws {
         let server = try await ScriptedServer.start([.init(status: 403, body: "no")])
         let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
@@ -255,12 +271,15 @@ struct WebSocketTaskTests {
         manager.invalidate(cancelingTasks: true)
         try await server.stop()
 
+        // URLSessionTransport opened none before (-1002); now it opens and reports as NIOTransport does.
+        let refusing = try await ScriptedServer.start([.init(status: 403, body: "no")])
         let urlSession = SessionManager(configuration: .ephemeral, transport: URLSessionTransport())
-        let unsupported = await thrownCourierError {
-            try await urlSession.webSocketTask(with: URLRequest(url: URL(string: "ws://127.0.0.1:9/")!)).receive()
+        let refused = await thrownCourierError {
+            try await urlSession.webSocketTask(with: URLRequest(url: refusing.url("socket"))).receive()
         }
-        #expect(unsupported?.errorCode == -1002)
+        #expect(refused?.errorCode == -1011)
         urlSession.invalidate(cancelingTasks: true)
+        try await refusing.stop()
     }
 }
 

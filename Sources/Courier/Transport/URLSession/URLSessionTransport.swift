@@ -90,7 +90,7 @@ public final class URLSessionTransport: Transport {
     private let session: URLSession
     /// Whether ``shutdown()`` has run; task creation happens under this lock, so no task is made on an invalidated
     /// session (which raises an Objective-C exception on Apple platforms).
-    private let isShutDown = Locked(false)
+    let isShutDown = Locked(false)
 
     /// The request and resource timeout: effectively none, but small enough for libcurl's millisecond arithmetic.
     static let noTimeout: TimeInterval = 7 * 24 * 60 * 60
