@@ -14,7 +14,7 @@ import Foundation
 /// ```swift
 /// let downloader = ImageDownloader(decoder: SystemImageDecoder())
 /// let image = try await downloader.image(for: request)
-/// image.bitmap?[0, 0]  // [r, g, b, a]
+/// print(image.bitmap?[0, 0] ?? [])  // [r, g, b, a]; nil for a format the platform cannot decode
 /// ```
 ///
 /// On Linux, PNG of every colour type and bit depth (interlaced or not) and JPEG (baseline or progressive; grey,

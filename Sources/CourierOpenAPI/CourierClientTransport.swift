@@ -14,7 +14,7 @@ import OpenAPIRuntime
 /// ```swift
 /// let session = SessionManager(configuration: configuration)  // interceptors, retry, monitors, pinning…
 /// let client = Client(serverURL: try Servers.Server1.url(), transport: CourierClientTransport(session: session))
-/// let pets = try await client.listPets(query: .init(limit: 10)).ok.body.json
+/// let echo = try await client.getEcho(query: .init(name: "courier")).ok.body.json
 /// ```
 ///
 /// Every request goes out through the session's public streaming API

@@ -6,7 +6,7 @@ import Foundation
 /// ```swift
 /// var policies = SecurityPolicies(default: .default)
 /// policies.hostPolicies["api.example.com"] = pinned
-/// policies.allHostsMustBeEvaluated = true   // any other https host fails with -1202
+/// policies.allHostsMustBeEvaluated = true  // any other https host fails with -1202
 /// try manager.setSecurityPolicies(policies)
 /// ```
 public struct SecurityPolicies: Sendable, Hashable {

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// ```swift
 /// let pinned = try SecurityPolicy.certificates(inDirectory: URL(fileURLWithPath: "certs"))
-/// var policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: pinned)
-/// manager.securityPolicy = policy
+/// let policy = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: pinned)
+/// try manager.setSecurityPolicy(policy)
 /// ```
 ///
 /// ``evaluate(_:forDomain:)`` is a pure function of the policy and a ``ServerTrust`` value, so it can be tested

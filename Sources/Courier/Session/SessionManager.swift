@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// let manager = SessionManager()
-/// let task = manager.dataTask(with: request) { response, object, error in … }
+/// let task = manager.dataTask(with: request) { response, object, error in handle(object, error) }
 /// task.resume()
 /// ```
 ///

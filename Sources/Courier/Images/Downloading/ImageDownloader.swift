@@ -11,6 +11,7 @@ import Foundation
 /// ```swift
 /// let downloader = ImageDownloader.shared
 /// let image = try await downloader.image(for: URLRequest(url: avatarURL))
+/// show(image)
 ///
 /// let receipt = downloader.downloadImage(for: request, success: { _, _, image in show(image) })
 /// if let receipt { downloader.cancelTask(for: receipt) }  // that caller gives up; others keep their share

@@ -5,8 +5,8 @@ import Foundation
 /// ```swift
 /// var form = MultipartFormData()
 /// form.append(Data("Bang".utf8), name: "name")
-/// try form.append(fileURL: photoURL, name: "photo")   // image/png, file name from the URL
-/// let body = form.makeBody()                          // length known, nothing read yet
+/// try form.append(fileURL: photoURL, name: "photo")  // image/png, file name from the URL
+/// let body = form.makeBody()  // length known, nothing read yet
 /// ```
 ///
 /// The layout is AFNetworking's, byte for byte: the first part starts `--B\r\n`, every later one `\r\n--B\r\n`;

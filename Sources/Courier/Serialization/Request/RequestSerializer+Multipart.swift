@@ -21,7 +21,7 @@ extension RequestSerializer {
     /// ) { form in
     ///     try form.append(fileURL: photo, name: "photo")
     /// }
-    /// manager.uploadTask(with: multipart) { response, object, error in … }.resume()
+    /// manager.uploadTask(with: multipart) { response, object, error in handle(object, error) }.resume()
     /// ```
     ///
     /// - Parameters:

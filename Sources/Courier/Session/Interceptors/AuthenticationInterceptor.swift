@@ -8,7 +8,8 @@ import Foundation
 /// `AuthenticationInterceptor`).
 ///
 /// ```swift
-/// let interceptor = AuthenticationInterceptor(authenticator: OAuthAuthenticator(), credential: stored)
+/// let interceptor = AuthenticationInterceptor(
+///     authenticator: OAuthAuthenticator(refreshTokens: tokenEndpoint), credential: stored)
 /// configuration.interceptor = Interceptor(interceptors: [interceptor, RetryPolicy()])
 /// ```
 ///

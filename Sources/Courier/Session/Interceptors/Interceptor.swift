@@ -9,7 +9,7 @@ import Foundation
 /// ``RetryResult/doNotRetry`` decides.
 ///
 /// ```swift
-/// configuration.interceptor = Interceptor(adapters: [BearerToken(store)], retriers: [RetryPolicy()])
+/// configuration.interceptor = Interceptor(adapters: [BearerToken(token: token)], retriers: [RetryPolicy()])
 /// ```
 public struct Interceptor: RequestInterceptor {
     /// Applied first to last.

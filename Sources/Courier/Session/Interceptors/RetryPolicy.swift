@@ -9,7 +9,7 @@ import Foundation
 ///
 /// ```swift
 /// var configuration = SessionConfiguration.default
-/// configuration.interceptor = RetryPolicy()          // 2 retries, after 0.5 s and 1 s
+/// configuration.interceptor = RetryPolicy()  // 2 retries, after 0.5 s and 1 s
 /// ```
 ///
 /// A failed request is retried when all of these hold:
