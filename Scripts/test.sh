@@ -37,6 +37,10 @@ fi
 # No folder of the module may use one above it (see the Architecture article).
 python3 Scripts/architecture.py >/dev/null
 
+# No public name of Courier's libraries is a name of NIO, AsyncHTTPClient, swift-http-types, swift-openapi-runtime,
+# Vapor or Hummingbird (Scripts/public-names/ keeps the last two's lists; Scripts/examples.sh checks them).
+python3 Scripts/public-names.py
+
 # The DocC catalog builds without a warning (a broken symbol link, an undocumented parameter).
 swift package generate-documentation --target Courier --warnings-as-errors >/dev/null
 

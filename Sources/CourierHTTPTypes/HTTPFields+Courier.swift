@@ -58,7 +58,7 @@ extension HTTPFields {
     ///   value `HTTPFields` cannot hold. Never traps: every field is checked before it is made. For a response's
     ///   fields, use `HTTPResponse.init(_:)` from a ``Courier/ResponseHead``, which reports a bad server response
     ///   instead.
-    public init(_ headers: Courier.HTTPHeaders) throws(CourierError) {
+    public init(_ headers: HTTPHeaderFields) throws(CourierError) {
         self = try Self.converting(headers) { invalid in
             CourierError.parameterEncodingFailed(reason: invalid.description, underlyingError: invalid)
         }
@@ -66,7 +66,7 @@ extension HTTPFields {
 
     /// The fields of `headers` in order, or `failure`'s error for the first one `HTTPFields` cannot hold.
     static func converting(
-        _ headers: Courier.HTTPHeaders, failure: (InvalidHTTPFieldError) -> CourierError
+        _ headers: HTTPHeaderFields, failure: (InvalidHTTPFieldError) -> CourierError
     ) throws(CourierError) -> HTTPFields {
         var fields = HTTPFields()
         fields.reserveCapacity(headers.fields.count)
@@ -91,9 +91,9 @@ extension HTTPField {
     }
 }
 
-extension Courier.HTTPHeaders {
+extension HTTPHeaderFields {
     /// `HTTPFields` as Courier's header fields, in the same order, each name as written (`rawName`), repeated
-    /// fields kept as separate fields (``Courier/HTTPHeaders/add(name:value:)``). Cannot fail: every field of an
+    /// fields kept as separate fields (``Courier/HTTPHeaderFields/add(name:value:)``). Cannot fail: every field of an
     /// `HTTPFields` is valid by construction.
     public init(_ fields: HTTPFields) {
         self.init()

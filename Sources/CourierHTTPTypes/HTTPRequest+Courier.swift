@@ -14,7 +14,7 @@ extension URLRequest {
     /// name, with `; ` for `Cookie` (RFC 9113 §8.2.3) and `, ` for every other field (RFC 9110 §5.3, which makes
     /// the joined field mean the same). Courier sends a `URLRequest`'s fields sorted by name.
     ///
-    /// For a body streamed from a file or an async sequence, leave `body` `nil` and pass a ``Courier/RequestBody``
+    /// For a body streamed from a file or an async sequence, leave `body` `nil` and pass a ``Courier/HTTPRequestBody``
     /// to ``Courier/SessionManager/stream(_:body:acceptableStatusCodes:)`` or
     /// ``Courier/SessionManager/uploadTask(with:body:progress:completionHandler:)`` with this request.
     ///

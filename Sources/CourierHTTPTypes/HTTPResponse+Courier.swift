@@ -47,7 +47,7 @@ extension ResponseHead {
     /// the response to a request for `url`; `httpVersion` is the version to report (`HTTPResponse` has none).
     public init(_ response: HTTPResponse, url: URL, httpVersion: String = "HTTP/1.1") {
         self.init(
-            statusCode: response.status.code, headers: Courier.HTTPHeaders(response.headerFields), url: url,
+            statusCode: response.status.code, headers: HTTPHeaderFields(response.headerFields), url: url,
             httpVersion: httpVersion)
     }
 }

@@ -41,9 +41,9 @@ extension SessionManager {
     /// - Throws: also ``Courier/CourierError/fileOperationFailed(reason:underlyingError:context:)`` when the file
     ///   cannot be read.
     public func upload(for request: HTTPRequest, fromFile fileURL: URL) async throws -> (Data, HTTPResponse) {
-        let body: RequestBody
+        let body: HTTPRequestBody
         do {
-            body = try RequestBody.file(fileURL)
+            body = try HTTPRequestBody.file(fileURL)
         } catch {
             throw CourierError.fileOperationFailed(
                 reason: "File URL not reachable.", underlyingError: error, context: CourierError.Context())
@@ -53,7 +53,7 @@ extension SessionManager {
 
     /// Sends `request` with `body` (data, a file or an async sequence, streamed as the connection takes it) and
     /// returns the whole response body with the response; see ``data(for:)``.
-    public func upload(for request: HTTPRequest, body: RequestBody) async throws -> (Data, HTTPResponse) {
+    public func upload(for request: HTTPRequest, body: HTTPRequestBody) async throws -> (Data, HTTPResponse) {
         try await collect(stream(for: request, body: body))
     }
 
@@ -65,7 +65,7 @@ extension SessionManager {
     /// its tasks.
     ///
     /// - Throws: ``Courier/CourierError``, as ``data(for:)``.
-    public func stream(for request: HTTPRequest, body: RequestBody? = nil) async throws -> (
+    public func stream(for request: HTTPRequest, body: HTTPRequestBody? = nil) async throws -> (
         HTTPResponse, ResponseChunks
     ) {
         let (response, streamed) = try await streamHTTPResponse(urlRequest(for: request), body: body)
@@ -88,7 +88,7 @@ extension SessionManager {
 
     /// Streams `request` with `body`, accepting every status, and returns the head as an `HTTPResponse` with the
     /// streamed response; the task is cancelled when the head cannot be converted.
-    package func streamHTTPResponse(_ request: URLRequest, body: RequestBody?) async throws -> (
+    package func streamHTTPResponse(_ request: URLRequest, body: HTTPRequestBody?) async throws -> (
         HTTPResponse, StreamedResponse
     ) {
         let streamed =

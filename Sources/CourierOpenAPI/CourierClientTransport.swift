@@ -67,7 +67,8 @@ public struct CourierClientTransport: ClientTransport {
     ) {
         let url = try baseURL.appendingRequestTarget(request.path ?? "/")
         let urlRequest = URLRequest(request, url: url, body: nil)
-        let (response, streamed) = try await session.streamHTTPResponse(urlRequest, body: body.map { RequestBody($0) })
+        let (response, streamed) = try await session.streamHTTPResponse(
+            urlRequest, body: body.map { HTTPRequestBody($0) })
         if request.method == .head {
             // No body can follow; reading its (empty) end lets the task complete now.
             for try await _ in streamed.chunks {}
@@ -117,7 +118,7 @@ struct ResponseBytes: AsyncSequence, Sendable {
     }
 }
 
-extension RequestBody {
+extension HTTPRequestBody {
     /// An OpenAPI request body as a Courier one: its chunks pulled one at a time as the connection takes them, its
     /// length when known, replayable when the body can be iterated more than once.
     init(_ body: HTTPBody) {

@@ -55,10 +55,11 @@ enum Stages {
         }
         try stage("HTTPSessionManager.url(for: \"1k.json\")") { _ = try manager.url(for: "1k.json") }
         try stage("HTTPSessionManager.makeRequest(GET, \"1k.json\") (url(for:) + HTTPRequestSerializer)") {
-            _ = try manager.makeRequest(method: "GET", urlString: "1k.json", parameters: nil, headers: HTTPHeaders())
+            _ = try manager.makeRequest(
+                method: "GET", urlString: "1k.json", parameters: nil, headers: HTTPHeaderFields())
         }
         let request = try manager.makeRequest(
-            method: "GET", urlString: "1k.json", parameters: nil, headers: HTTPHeaders())
+            method: "GET", urlString: "1k.json", parameters: nil, headers: HTTPHeaderFields())
         stage("URLRequest.allHTTPHeaderFields + sort (SessionCore.makeTransportRequest)") {
             _ = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }
         }
@@ -179,7 +180,7 @@ struct CannedTransport: Transport {
     let payload: Data
 
     static func response(for url: URL, payload: Data) -> TransportResponse {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         for (name, value) in [
             ("Server", "nginx/1.22.1"), ("Date", "Sun, 22 Nov 2026 03:00:41 GMT"), ("Content-Type", "application/json"),
             ("Content-Length", String(payload.count)), ("Last-Modified", "Sun, 22 Nov 2026 02:57:33 GMT"),

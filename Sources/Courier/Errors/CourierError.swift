@@ -256,7 +256,7 @@ extension CourierError: LocalizedError {
         case .unacceptableContentType(let mime, _, _):
             return "Request failed: unacceptable content-type: \(mime ?? "(null)")"
         case .unacceptableStatusCode(let code, _, _):
-            return "Request failed: \(HTTPStatus.localizedString(forStatusCode: code)) (\(code))"
+            return "Request failed: \(HTTPStatusPhrase.localizedString(forStatusCode: code)) (\(code))"
         case .responseSerializationFailed(let reason, _, _):
             return reason
         case .cancelled:

@@ -17,7 +17,7 @@ public struct ResponseHead: Sendable {
     /// The status code.
     public let statusCode: Int
     /// The header fields, in order, repeated names kept.
-    public let headers: HTTPHeaders
+    public let headers: HTTPHeaderFields
     /// The URL the response is for.
     public let url: URL
     /// E.g. `HTTP/1.1`.
@@ -25,7 +25,7 @@ public struct ResponseHead: Sendable {
     private let made: Locked<HTTPURLResponse?>
 
     /// Creates a head.
-    public init(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String = "HTTP/1.1") {
+    public init(statusCode: Int, headers: HTTPHeaderFields, url: URL, httpVersion: String = "HTTP/1.1") {
         self.statusCode = statusCode
         self.headers = headers
         self.url = url
@@ -36,7 +36,7 @@ public struct ResponseHead: Sendable {
     /// The head of a response that already exists as an `HTTPURLResponse` (one served from a cache, or handed to a
     /// serializer's Foundation entry); ``response`` is that object.
     public init(_ response: HTTPURLResponse) {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         for case (let name as String, let value as String) in response.allHeaderFields {
             headers.add(name: name, value: value)
         }
@@ -62,7 +62,7 @@ public struct ResponseHead: Sendable {
 
     /// Foundation's `HTTPURLResponse` for a head; repeated fields (names compared in any case, as Foundation
     /// compares them) are joined with `, ` under the first one's name.
-    static func makeHTTPURLResponse(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String)
+    static func makeHTTPURLResponse(statusCode: Int, headers: HTTPHeaderFields, url: URL, httpVersion: String)
         -> HTTPURLResponse?
     {
         // One pass with a hash per name: a server may send thousands of distinct names.

@@ -201,7 +201,7 @@ public final class HTTPRequestOperationManager: Sendable {
         let request: URLRequest
         do {
             request = try builder.makeRequest(
-                method: method, urlString: urlString, parameters: parameters, headers: HTTPHeaders())
+                method: method, urlString: urlString, parameters: parameters, headers: HTTPHeaderFields())
         } catch {
             return fail(with: error, failure)
         }

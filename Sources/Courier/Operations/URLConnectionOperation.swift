@@ -61,7 +61,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
         var outputStream: OutputStream?
         var inputStream: InputStream?
         /// A body set by ``HTTPRequestOperationManager`` (a multipart form), sent instead of ``inputStream``.
-        var body: RequestBody?
+        var body: HTTPRequestBody?
         var credential: Credential?
         var securityPolicy = SecurityPolicy.default
         var shouldUseCredentialStorage = true
@@ -434,7 +434,7 @@ open class URLConnectionOperation: Operation, @unchecked Sendable {
         let body =
             set
             ?? input.map { stream in
-                RequestBody.stream(
+                HTTPRequestBody.stream(
                     InputStreamChunks(stream),
                     length: request.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init))
             }

@@ -35,7 +35,7 @@ import Foundation
 ///
 /// Iterate an `EventSource` once at a time: each iteration has its own connection.
 public struct EventSource: AsyncSequence, Sendable {
-    public typealias Element = ServerSentEvent
+    public typealias Element = EventSource.Event
 
     /// How the stream reconnects and what it accepts.
     public struct Configuration: Sendable {
@@ -103,7 +103,7 @@ public struct EventSource: AsyncSequence, Sendable {
         /// The next event; `nil` once the iterating task is cancelled.
         ///
         /// - Throws: ``CourierError`` when the stream ends for good (see ``EventSource``).
-        public mutating func next() async throws -> ServerSentEvent? {
+        public mutating func next() async throws -> EventSource.Event? {
             while !finished {
                 if let event = try parsed() { return event }
                 guard var current = body else {
@@ -128,7 +128,7 @@ public struct EventSource: AsyncSequence, Sendable {
             return nil
         }
 
-        private mutating func parsed() throws -> ServerSentEvent? {
+        private mutating func parsed() throws -> EventSource.Event? {
             do {
                 return try parser.nextEvent()
             } catch {
@@ -215,7 +215,7 @@ public struct EventSource: AsyncSequence, Sendable {
             return streamed.chunks.makeAsyncIterator()
         }
 
-        private mutating func finish() -> ServerSentEvent? {
+        private mutating func finish() -> EventSource.Event? {
             finished = true
             body = nil
             return nil

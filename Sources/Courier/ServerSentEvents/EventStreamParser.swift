@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns the bytes of a `text/event-stream` body into ``ServerSentEvent``s, by the WHATWG HTML standard's
+/// Turns the bytes of a `text/event-stream` body into ``EventSource/Event``s, by the WHATWG HTML standard's
 /// event-stream rules, whatever the chunk boundaries.
 ///
 /// - A UTF-8 byte order mark at the start of a stream is dropped; invalid UTF-8 becomes U+FFFD.
@@ -54,7 +54,7 @@ public struct EventStreamParser: Sendable {
     /// The next event the bytes so far complete, or `nil` when they complete none.
     ///
     /// - Throws: ``CourierError`` when a line or an event is longer than ``maximumEventSize``.
-    public mutating func nextEvent() throws -> ServerSentEvent? {
+    public mutating func nextEvent() throws -> EventSource.Event? {
         while let line = lines.nextLine() {
             try checkSize(line.count)
             if let event = try process(line) { return event }
@@ -71,7 +71,7 @@ public struct EventStreamParser: Sendable {
         reconnectionTime = time
     }
 
-    private mutating func process(_ line: ArraySlice<UInt8>) throws -> ServerSentEvent? {
+    private mutating func process(_ line: ArraySlice<UInt8>) throws -> EventSource.Event? {
         let colon = UInt8(ascii: ":")
         if line.isEmpty { return dispatch() }
         if line.first == colon { return nil }
@@ -108,14 +108,14 @@ public struct EventStreamParser: Sendable {
         return nil
     }
 
-    private mutating func dispatch() -> ServerSentEvent? {
+    private mutating func dispatch() -> EventSource.Event? {
         lastEventID = idBuffer
         defer {
             (data, dataBytes, eventType, retryInEvent) = ("", 0, "", nil)
         }
         guard !data.isEmpty else { return nil }
         data.removeLast()  // the LF after the last data line
-        return ServerSentEvent(
+        return EventSource.Event(
             id: lastEventID.isEmpty ? nil : lastEventID, event: eventType.isEmpty ? "message" : eventType, data: data,
             retry: retryInEvent)
     }

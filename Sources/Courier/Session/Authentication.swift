@@ -12,7 +12,7 @@ enum Authentication {
     /// session's credential will not answer it). Every `WWW-Authenticate` field is read, and a field may hold
     /// several challenges (`Basic realm="a", Digest realm="b", nonce="n"`).
     static func challenge(
-        in headers: HTTPHeaders, response: @autoclosure () throws -> HTTPURLResponse, previousFailureCount: Int,
+        in headers: HTTPHeaderFields, response: @autoclosure () throws -> HTTPURLResponse, previousFailureCount: Int,
         preferring schemes: Set<Credential.Scheme>
     ) rethrows -> AuthenticationChallenge? {
         let offered = headers.values(for: "WWW-Authenticate").flatMap(challenges(in:)).filter {

@@ -10,7 +10,7 @@ extension HTTPSessionManager {
     /// over the serializer's, as AFNetworking does (so they can even replace the `Content-Type`).
     public func makeMultipartRequest(
         method: String = "POST", urlString: String, parameters: Parameter? = nil,
-        headers: HTTPHeaders = HTTPHeaders(), boundary: String = MultipartFormData.randomBoundary(),
+        headers: HTTPHeaderFields = HTTPHeaderFields(), boundary: String = MultipartFormData.randomBoundary(),
         constructingBody: (inout MultipartFormData) throws -> Void
     ) throws -> MultipartRequest {
         var multipart = try requestSerializer.multipartRequest(
@@ -27,7 +27,7 @@ extension HTTPSessionManager {
     /// `nil`, before anything is sent.
     @discardableResult
     public func post(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         constructingBody: (inout MultipartFormData) throws -> Void,
         progress: (@Sendable (TaskProgress) -> Void)? = nil,
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
@@ -56,10 +56,10 @@ extension HTTPSessionManager {
     /// - Throws: what building the form throws (before anything is sent), or ``CourierError`` with the request,
     ///   response and body attached.
     public func post<Serializer: ResponseSerializer>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil, serializer: Serializer,
         constructingBody: (inout MultipartFormData) throws -> Void
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         let multipart = try makeMultipartRequest(
             urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
         return try await upload(
@@ -68,10 +68,10 @@ extension HTTPSessionManager {
 
     /// A multipart POST, decoding the response body as `type` (JSON by default).
     public func post<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil, as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder(), constructingBody: (inout MultipartFormData) throws -> Void
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await post(
             urlString, parameters: parameters, headers: headers, progress: progress,
             serializer: DecodableResponseSerializer(type, decoder: decoder), constructingBody: constructingBody)
@@ -79,10 +79,10 @@ extension HTTPSessionManager {
 
     /// A multipart POST, parsing the response body as ``JSON``.
     public func post(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil,
         constructingBody: (inout MultipartFormData) throws -> Void
-    ) async throws -> Response<JSON?> {
+    ) async throws -> DataResponse<JSON?> {
         try await post(
             urlString, parameters: parameters, headers: headers, progress: progress,
             serializer: JSONResponseSerializer(), constructingBody: constructingBody)
@@ -96,9 +96,9 @@ extension HTTPSessionManager {
     /// A retrier (the session's ``SessionConfiguration/interceptor``, or `interceptor` after it) can send the body
     /// again when it is replayable: data, a file and a multipart form are; a stream is not.
     public func upload<Serializer: ResponseSerializer>(
-        _ request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        _ request: URLRequest, body: HTTPRequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
         serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         try await run(request, body: body, uploadProgress: progress, serializer: serializer, interceptor: interceptor)
     }
 }

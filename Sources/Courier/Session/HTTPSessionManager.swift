@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Relative URL strings resolve against ``baseURL`` per RFC 3986: `foo` → `…/v1/foo`, `/foo` → `…/foo`,
 /// `?a=b` → `…/v1/?a=b`, and `""` → the base itself. The callback methods (`get(_:parameters:headers:…)`) create,
-/// resume and return the task like AFNetworking's; the `async` ones return a ``Response`` and cancel the request
+/// resume and return the task like AFNetworking's; the `async` ones return a ``DataResponse`` and cancel the request
 /// when the calling Swift task is cancelled.
 open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// The URL relative strings resolve against; a base with a non-empty path always ends in `/`.
@@ -134,7 +134,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
 
     /// The request for a call: serialized by ``requestSerializer``, then `headers` set over the serializer's
     /// defaults of the same name.
-    public func makeRequest(method: String, urlString: String, parameters: Parameter?, headers: HTTPHeaders) throws
+    public func makeRequest(method: String, urlString: String, parameters: Parameter?, headers: HTTPHeaderFields) throws
         -> URLRequest
     {
         try Self.makeRequest(
@@ -143,7 +143,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     }
 
     private static func makeRequest(
-        method: String, url: URL, parameters: Parameter?, headers: HTTPHeaders, serializer: any RequestSerializer
+        method: String, url: URL, parameters: Parameter?, headers: HTTPHeaderFields, serializer: any RequestSerializer
     ) throws -> URLRequest {
         var request = try serializer.request(method: method, url: url, parameters: parameters)
         for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name) }
@@ -156,7 +156,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// `failure` is called with a `nil` task on the completion queue and the method returns `nil`.
     @discardableResult
     public func dataTask(
-        method: String, urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        method: String, urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
         downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
@@ -179,7 +179,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// GET; parameters go in the query.
     @discardableResult
     public func get(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil,
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
@@ -193,7 +193,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// HEAD; `success` gets only the task, as the response has no body.
     @discardableResult
     public func head(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         success: (@Sendable (DataTask) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
     ) -> DataTask? {
@@ -206,7 +206,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// POST; parameters go in the body.
     @discardableResult
     public func post(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil,
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
@@ -220,7 +220,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// PUT; parameters go in the body.
     @discardableResult
     public func put(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
     ) -> DataTask? {
@@ -233,7 +233,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// PATCH; parameters go in the body.
     @discardableResult
     public func patch(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
     ) -> DataTask? {
@@ -246,7 +246,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// DELETE; parameters go in the query (see ``HTTPRequestSerializer/methodsEncodingParametersInURI``).
     @discardableResult
     public func delete(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
     ) -> DataTask? {
@@ -269,9 +269,10 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     ///
     /// - Throws: ``CourierError`` with the request, response and body attached.
     public func send<Serializer: ResponseSerializer>(
-        _ method: String, _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ method: String, _ urlString: String, parameters: Parameter? = nil,
+        headers: HTTPHeaderFields = HTTPHeaderFields(),
         serializer: Serializer
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         let url = try url(for: urlString)
         let requestSerializer = requestSerializer
         let delegate = TaskDelegate(
@@ -295,15 +296,15 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// and retries this request after the session's ``SessionConfiguration/interceptor``.
     public func send<Serializer: ResponseSerializer>(
         _ request: URLRequest, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         try await run(request, body: nil, uploadProgress: nil, serializer: serializer, interceptor: interceptor)
     }
 
     /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.
     func run<Serializer: ResponseSerializer>(
-        _ request: URLRequest, body: RequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        _ request: URLRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
         serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
             completion: nil, hopsToCompletionQueue: false, interceptor: interceptor)
@@ -313,9 +314,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made, and, when `early` is there, the
     /// exchange already started for it (see `SessionCore.startEarly`).
     private func run<Serializer: ResponseSerializer>(
-        _ request: TaskRequest, body: RequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
+        _ request: TaskRequest, body: HTTPRequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
         serializer: Serializer
-    ) async throws -> Response<Serializer.SerializedObject> {
+    ) async throws -> DataResponse<Serializer.SerializedObject> {
         let started = Date()
         let task =
             body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
@@ -325,15 +326,17 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             throw CourierError.badServerResponse(
                 reason: "no response", underlyingError: nil, context: .init(request: task.currentRequest))
         }
-        return Response(
-            task: task, head: head, data: data, value: value, metrics: Response.Metrics(start: started, end: Date()))
+        return DataResponse(
+            task: task, head: head, data: data, value: value, metrics: DataResponse.Metrics(start: started, end: Date())
+        )
     }
 
     /// Sends a request and decodes the response body as `type` (JSON by default).
     public func send<Value: Decodable & Sendable>(
-        _ method: String, _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ method: String, _ urlString: String, parameters: Parameter? = nil,
+        headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type, decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send(
             method, urlString, parameters: parameters, headers: headers,
             serializer: DecodableResponseSerializer(type, decoder: decoder))
@@ -341,22 +344,23 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
 
     /// GET, decoding the body as `type`.
     public func get<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send("GET", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
 
     /// GET, parsing the body as ``JSON``.
-    public func get(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders())
-        async throws -> Response<JSON?>
+    public func get(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields())
+        async throws -> DataResponse<JSON?>
     {
         try await send("GET", urlString, parameters: parameters, headers: headers, serializer: JSONResponseSerializer())
     }
 
     /// HEAD: the response head, no body.
-    public func head(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders())
-        async throws -> Response<Data?>
+    public func head(_ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields())
+        async throws -> DataResponse<Data?>
     {
         try await send(
             "HEAD", urlString, parameters: parameters, headers: headers, serializer: HTTPResponseSerializer())
@@ -364,33 +368,37 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
 
     /// POST, decoding the body as `type`.
     public func post<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send("POST", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
 
     /// PUT, decoding the body as `type`.
     public func put<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send("PUT", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
 
     /// PATCH, decoding the body as `type`.
     public func patch<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send("PATCH", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
 
     /// DELETE, decoding the body as `type`.
     public func delete<Value: Decodable & Sendable>(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), as type: Value.Type,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        as type: Value.Type,
         decoder: any DataDecoder = JSONDecoder()
-    ) async throws -> Response<Value> {
+    ) async throws -> DataResponse<Value> {
         try await send("DELETE", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
 }

@@ -22,7 +22,7 @@ public struct SessionConfiguration: Sendable {
     /// ``timeoutIntervalForRequest``'s are (`.infinity`: no limit; zero, negative or NaN: no time).
     public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
     /// Headers added to every request that has no field of the same name.
-    public var httpAdditionalHeaders: HTTPHeaders = HTTPHeaders()
+    public var httpAdditionalHeaders: HTTPHeaderFields = HTTPHeaderFields()
     /// Where cookies are kept: the session stores what every response sets (each redirect hop, retry, WebSocket
     /// upgrade and event-stream reconnection included) and sends what applies with every request that has no
     /// `Cookie` field of its own. `nil` for no cookies.
@@ -48,7 +48,7 @@ public struct SessionConfiguration: Sendable {
 
     /// Which HTTP versions requests may use: ``HTTPVersionPolicy/automatic`` (the default) negotiates HTTP/2 over TLS
     /// when the server offers it, ``HTTPVersionPolicy/http1Only`` keeps to HTTP/1.1. The version a response came
-    /// with is ``Response/httpVersion`` (and ``TransactionMetrics/networkProtocolName``). ``URLSessionTransport``
+    /// with is ``DataResponse/httpVersion`` (and ``TransactionMetrics/networkProtocolName``). ``URLSessionTransport``
     /// cannot keep `https` to HTTP/1.1 (libcurl and Apple's URLSession negotiate HTTP/2 with no switch to stop
     /// them): its `https` requests fail with ``CourierError/unsupportedURL(_:reason:context:)`` under
     /// ``HTTPVersionPolicy/http1Only``.

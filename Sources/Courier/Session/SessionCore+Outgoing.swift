@@ -44,7 +44,7 @@ extension SessionCore {
     /// The transport request for `request` to `url` with `body`; notes the upload's size and reports its progress
     /// to the task, its delegate and the event sink.
     func makeTransportRequest(
-        _ request: URLRequest, url: URL, body: RequestBody?, task: SessionTask, delegate: TaskDelegate
+        _ request: URLRequest, url: URL, body: HTTPRequestBody?, task: SessionTask, delegate: TaskDelegate
     ) -> TransportRequest {
         let fields = request.allHTTPHeaderFields ?? [:]
         let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
@@ -74,7 +74,7 @@ extension SessionCore {
 
     /// The header fields a request goes out with: its own (`fields`, sorted by name), the configuration's additional
     /// ones it lacks and the cookies stored for `url`; never a framing field.
-    func transportHeaders(_ fields: HTTPHeaders, url: URL, handlesCookies: Bool) -> HTTPHeaders {
+    func transportHeaders(_ fields: HTTPHeaderFields, url: URL, handlesCookies: Bool) -> HTTPHeaderFields {
         var headers = fields
         for field in configuration.httpAdditionalHeaders where headers[field.name] == nil {
             headers[field.name] = field.value
@@ -95,7 +95,7 @@ extension SessionCore {
     }
 
     /// Stores the cookies `headers` set for `url`, when the configuration and the request let the session.
-    func storeCookies(from headers: HTTPHeaders, handlesCookies: Bool, url: URL) {
+    func storeCookies(from headers: HTTPHeaderFields, handlesCookies: Bool, url: URL) {
         guard configuration.httpShouldSetCookies, handlesCookies, let store = configuration.cookieStore else { return }
         let values = headers.values(for: "Set-Cookie")
         if !values.isEmpty { store.storeCookies(fromSetCookieFields: values, for: url) }

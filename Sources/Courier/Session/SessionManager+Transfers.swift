@@ -25,7 +25,7 @@ extension SessionManager {
         _ request: URLRequest, to destination: URL,
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
-    ) async throws -> Response<URL> {
+    ) async throws -> DataResponse<URL> {
         try await awaitDownload(request: request) { completion in
             makeDownloadTask(
                 request: request, progress: progress, destination: { _, _ in destination }, options: options,
@@ -39,7 +39,7 @@ extension SessionManager {
         resumingWith resumeData: Data, to destination: URL,
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
-    ) async throws -> Response<URL> {
+    ) async throws -> DataResponse<URL> {
         let decoded = Result { try DownloadResumeData(data: resumeData) }
         let request = (try? decoded.get())?.makeRequest()
         return try await awaitDownload(request: request) { completion in
@@ -53,7 +53,7 @@ extension SessionManager {
     /// task finishes, never through the completion queue.
     private func awaitDownload(
         request: URLRequest?, _ make: (@escaping TaskCompletionHandler) -> DownloadTask
-    ) async throws -> Response<URL> {
+    ) async throws -> DataResponse<URL> {
         let started = Date()
         let box = Locked<DownloadTask?>(nil)
         let (response, url) = try await withTaskCancellationHandler {
@@ -79,9 +79,9 @@ extension SessionManager {
                 reason: "the download finished without a response or a file", underlyingError: nil,
                 context: CourierError.Context(request: request))
         }
-        var downloaded = Response(
+        var downloaded = DataResponse(
             request: task?.currentRequest ?? request ?? URLRequest(url: url), response: response, data: Data(),
-            value: url, metrics: Response.Metrics(start: started, end: Date()))
+            value: url, metrics: DataResponse.Metrics(start: started, end: Date()))
         downloaded.taskMetrics = task?.metrics
         return downloaded
     }
@@ -91,7 +91,7 @@ extension HTTPSessionManager {
     /// GETs `urlString` (relative to ``baseURL``) and returns as soon as the head has arrived, with the body to read
     /// as it arrives; see ``SessionManager/stream(_:acceptableStatusCodes:)``.
     public func stream(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(),
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
     ) async throws -> StreamedResponse {
         let request = try makeRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)
@@ -101,10 +101,11 @@ extension HTTPSessionManager {
     /// GETs `urlString` (relative to ``baseURL``) into the file at `destination`; see
     /// ``SessionManager/download(_:to:options:progress:)``.
     public func download(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaders = HTTPHeaders(), to destination: URL,
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        to destination: URL,
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
-    ) async throws -> Response<URL> {
+    ) async throws -> DataResponse<URL> {
         let request = try makeRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)
         return try await download(request, to: destination, options: options, progress: progress)
     }

@@ -151,14 +151,14 @@ open class SessionManager: @unchecked Sendable {
         with request: URLRequest, fromFile fileURL: URL, progress: (@Sendable (TaskProgress) -> Void)? = nil,
         completionHandler: TaskCompletionHandler?
     ) -> UploadTask {
-        let body: RequestBody
+        let body: HTTPRequestBody
         do {
-            body = try RequestBody.file(fileURL)
+            body = try HTTPRequestBody.file(fileURL)
         } catch {
             let failure = CourierError.fileOperationFailed(
                 reason: "File URL not reachable.", underlyingError: error,
                 context: CourierError.Context(request: request))
-            body = RequestBody(length: nil, isReplayable: false) { throw failure }
+            body = HTTPRequestBody(length: nil, isReplayable: false) { throw failure }
         }
         return uploadTask(with: request, body: body, progress: progress, completionHandler: completionHandler)
     }
@@ -166,7 +166,7 @@ open class SessionManager: @unchecked Sendable {
     /// An upload task sending `body` (data, a file or a stream), not yet resumed. A body of unknown length is sent
     /// chunked.
     public func uploadTask(
-        with request: URLRequest, body: RequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        with request: URLRequest, body: HTTPRequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
         completionHandler: TaskCompletionHandler?
     ) -> UploadTask {
         let task = UploadTask(request: request, controller: core)
@@ -241,13 +241,13 @@ open class SessionManager: @unchecked Sendable {
     /// of unknown length is sent chunked; one that is not replayable cannot follow a 307/308 redirect or be sent
     /// again by a retrier.
     public func dataStreamTask(
-        with request: URLRequest, body: RequestBody, completionHandler: TaskCompletionHandler? = nil
+        with request: URLRequest, body: HTTPRequestBody, completionHandler: TaskCompletionHandler? = nil
     ) -> DataStreamTask {
         makeDataStreamTask(with: request, body: body, completionHandler: completionHandler)
     }
 
     private func makeDataStreamTask(
-        with request: URLRequest, body: RequestBody?, completionHandler: TaskCompletionHandler?
+        with request: URLRequest, body: HTTPRequestBody?, completionHandler: TaskCompletionHandler?
     ) -> DataStreamTask {
         let handoff = ChunkHandoff()
         let task = DataStreamTask(request: request, controller: core, handoff: handoff)
@@ -279,13 +279,13 @@ open class SessionManager: @unchecked Sendable {
     /// (see ``dataStreamTask(with:body:completionHandler:)``); the call returns once the response head has arrived,
     /// which a server may send before it has read the whole body.
     public func stream(
-        _ request: URLRequest, body: RequestBody, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+        _ request: URLRequest, body: HTTPRequestBody, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
     ) async throws -> StreamedResponse {
         try await stream(request, uploading: body, acceptableStatusCodes: acceptableStatusCodes)
     }
 
     private func stream(
-        _ request: URLRequest, uploading body: RequestBody?, acceptableStatusCodes: IndexSet?
+        _ request: URLRequest, uploading body: HTTPRequestBody?, acceptableStatusCodes: IndexSet?
     ) async throws -> StreamedResponse {
         let task = makeDataStreamTask(with: request, body: body, completionHandler: nil)
         let head = try await withTaskCancellationHandler {
@@ -310,7 +310,7 @@ open class SessionManager: @unchecked Sendable {
     }
 
     private func register(
-        _ task: SessionTask, uploadBody: RequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        _ task: SessionTask, uploadBody: HTTPRequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
         _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?
     ) {
         let delegate = TaskDelegate(

@@ -63,7 +63,7 @@ final class TaskDelegate: @unchecked Sendable {
     }
 
     let serializer: any ResponseSerializer
-    let uploadBody: RequestBody?
+    let uploadBody: HTTPRequestBody?
     let uploadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let downloadProgressHandler: (@Sendable (TaskProgress) -> Void)?
     let completion: TaskCompletionHandler?
@@ -86,7 +86,7 @@ final class TaskDelegate: @unchecked Sendable {
     let exchange = ExchangeCancellation()
 
     init(
-        serializer: any ResponseSerializer, uploadBody: RequestBody?,
+        serializer: any ResponseSerializer, uploadBody: HTTPRequestBody?,
         uploadProgress: (@Sendable (TaskProgress) -> Void)?, downloadProgress: (@Sendable (TaskProgress) -> Void)?,
         completion: TaskCompletionHandler?, hopsToCompletionQueue: Bool,
         destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [],

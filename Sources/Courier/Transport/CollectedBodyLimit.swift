@@ -16,7 +16,7 @@ enum CollectedBodyLimit {
     /// Throws ``error(_:)`` when a response with `headers` declares a body past `limit` (see
     /// ``declaredLengthExceeds(_:method:statusCode:contentLength:contentEncoding:)``); nothing without a limit. The
     /// caller then releases the body unread, which closes the connection.
-    static func checkDeclaredLength(_ limit: Int?, method: String, statusCode: Int, headers: HTTPHeaders) throws {
+    static func checkDeclaredLength(_ limit: Int?, method: String, statusCode: Int, headers: HTTPHeaderFields) throws {
         guard let limit,
             declaredLengthExceeds(
                 limit, method: method, statusCode: statusCode, contentLength: headers["Content-Length"],

@@ -28,7 +28,7 @@ public protocol Transport: Sendable {
     /// chunk.
     ///
     /// - Parameters:
-    ///   - request: the request; its body, if any, is in memory (``RequestBody/data``).
+    ///   - request: the request; its body, if any, is in memory (``HTTPRequestBody/data``).
     ///   - cancellation: aborts the exchange from any thread; cancelling the awaiting Swift task does too.
     ///   - activity: called whenever bytes arrive, for the session's idle timeout.
     /// - Throws: ``CourierError``, as ``send(_:)`` does.
@@ -62,9 +62,9 @@ public struct TransportRequest: Sendable {
     /// The absolute URL.
     public var url: URL
     /// The header fields, in order; `Content-Length` and `Transfer-Encoding` are the transport's to set.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaderFields
     /// The body, if any.
-    public var body: RequestBody?
+    public var body: HTTPRequestBody?
     /// Called with the total number of body bytes handed to the network so far.
     public var bodyProgress: (@Sendable (Int64) -> Void)?
     /// The policy the server's certificate chain must pass before any byte of the request is written (`https`
@@ -87,7 +87,7 @@ public struct TransportRequest: Sendable {
 
     /// Creates a request.
     public init(
-        method: String, url: URL, headers: HTTPHeaders = HTTPHeaders(), body: RequestBody? = nil,
+        method: String, url: URL, headers: HTTPHeaderFields = HTTPHeaderFields(), body: HTTPRequestBody? = nil,
         bodyProgress: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.method = method
@@ -103,7 +103,7 @@ public struct TransportResponse: Sendable {
     /// The status code.
     public var statusCode: Int
     /// The header fields, repeated names kept (e.g. several `Set-Cookie`).
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaderFields
     /// The URL the response is for.
     public var url: URL
     /// The version the response came with: `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
@@ -115,7 +115,7 @@ public struct TransportResponse: Sendable {
     public var metrics: TransactionMetrics?
 
     /// Creates a response.
-    public init(statusCode: Int, headers: HTTPHeaders, url: URL, httpVersion: String, body: DataChunks) {
+    public init(statusCode: Int, headers: HTTPHeaderFields, url: URL, httpVersion: String, body: DataChunks) {
         self.statusCode = statusCode
         self.headers = headers
         self.url = url

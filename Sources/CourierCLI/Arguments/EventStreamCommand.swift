@@ -66,7 +66,7 @@ struct EventStreamCommand: AsyncParsableCommand {
     }
 
     /// The event as the stream had it: `id:` and `event:` when set, a `data:` line per line of data, a blank line.
-    static func block(_ event: ServerSentEvent) -> String {
+    static func block(_ event: EventSource.Event) -> String {
         var text = ""
         if let id = event.id { text += "id: \(TerminalText.escape(id, keepingLineBreaks: false))\n" }
         if event.event != "message" { text += "event: \(TerminalText.escape(event.event, keepingLineBreaks: false))\n" }
@@ -78,7 +78,7 @@ struct EventStreamCommand: AsyncParsableCommand {
 
     /// The event as one line of JSON; DEL, the C1 controls and the bidi controls, which JSON may leave raw, are
     /// escaped too (all are below U+10000, so `\uXXXX` holds them).
-    static func jsonLine(_ event: ServerSentEvent) -> String {
+    static func jsonLine(_ event: EventSource.Event) -> String {
         let object: [String: Any] = ["id": event.id ?? NSNull(), "event": event.event, "data": event.data]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         var line = ""

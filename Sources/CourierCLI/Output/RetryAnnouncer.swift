@@ -16,7 +16,7 @@ final class RetryAnnouncer: EventMonitor {
     func task(_ task: SessionTask, willRetryAfter delay: Duration, dueTo error: CourierError) {
         let reason: String
         if case .unacceptableStatusCode(let status, _, _) = error {
-            reason = "\(status) \(HTTPStatus.localizedString(forStatusCode: status))"
+            reason = "\(status) \(HTTPStatusPhrase.localizedString(forStatusCode: status))"
         } else {
             reason = TerminalText.escape(error.description, keepingLineBreaks: false)
         }

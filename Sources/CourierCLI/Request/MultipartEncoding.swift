@@ -15,7 +15,7 @@ enum MultipartEncoding {
     static func encode(
         serializer: HTTPRequestSerializer, method: String, url: URL, fields: [(name: String, value: String)],
         files: [FileField]
-    ) throws -> (URLRequest, RequestBody) {
+    ) throws -> (URLRequest, HTTPRequestBody) {
         do {
             let multipart = try serializer.multipartRequest(method: method, url: url) { form in
                 for field in fields { form.append(Data(field.value.utf8), name: field.name) }

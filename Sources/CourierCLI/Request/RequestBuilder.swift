@@ -8,7 +8,7 @@ import Foundation
 /// A request ready to send: the `URLRequest`, and the body when it is streamed rather than in `httpBody`.
 struct PreparedRequest: Sendable {
     var urlRequest: URLRequest
-    var body: RequestBody?
+    var body: HTTPRequestBody?
 }
 
 /// Builds the request a ``RequestPlan`` describes with Courier's request serializers: query items in order, data

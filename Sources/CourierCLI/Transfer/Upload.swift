@@ -14,7 +14,7 @@ enum Upload {
     /// The response head, the task whose ``DataStreamTask/chunks`` carry the body, and the HTTP version.
     ///
     /// - Throws: the task's error when it fails before the head arrives; cancelling the calling task cancels it.
-    static func send(_ request: URLRequest, body: RequestBody, manager: SessionManager, bar: ProgressBar)
+    static func send(_ request: URLRequest, body: HTTPRequestBody, manager: SessionManager, bar: ProgressBar)
         async throws -> (HTTPURLResponse, DataStreamTask, String?)
     {
         let task = manager.dataStreamTask(with: request, body: body)

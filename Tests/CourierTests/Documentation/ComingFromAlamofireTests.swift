@@ -110,7 +110,7 @@ struct OAuthCredential: AuthenticationCredential {
     var requiresRefresh: Bool { Date(timeIntervalSinceNow: 60) > expiration }
 }
 
-struct OAuthAuthenticator: Authenticator {
+struct OAuthAuthenticator: CredentialAuthenticator {
     /// Your token endpoint: a refresh token in, a new credential out.
     let refreshTokens: @Sendable (String) async throws -> OAuthCredential
 

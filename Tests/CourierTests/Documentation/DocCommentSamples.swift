@@ -92,7 +92,7 @@ func docSampleSecurityPolicy(manager: SessionManager) throws {
     // end sample
 }
 
-func docSampleMultipartFormData(photoURL: URL) throws -> RequestBody {
+func docSampleMultipartFormData(photoURL: URL) throws -> HTTPRequestBody {
     // sample: Sources/Courier/Serialization/Request/MultipartFormData.swift
     var form = MultipartFormData()
     form.append(Data("Bang".utf8), name: "name")

@@ -15,7 +15,7 @@ import Testing
     static let cookieWithComma = "b=2; Expires=Wed, 21 Oct 2015 07:28:00 GMT"
 
     @Test func headersKeepOrderCaseAndRepeatedFieldsBothWays() throws {
-        var headers = Courier.HTTPHeaders()
+        var headers = HTTPHeaderFields()
         headers.add(name: "X-Zeta", value: "1")
         headers.add(name: "set-cookie", value: "a=1")
         headers.add(name: "x-ALPHA", value: "two words")
@@ -24,11 +24,11 @@ import Testing
         #expect(fields.map(\.name.rawName) == ["X-Zeta", "set-cookie", "x-ALPHA", "Set-Cookie"])
         #expect(fields.map(\.value) == ["1", "a=1", "two words", Self.cookieWithComma])
         #expect(fields[values: .setCookie] == ["a=1", Self.cookieWithComma])
-        #expect(Courier.HTTPHeaders(fields) == headers)
+        #expect(HTTPHeaderFields(fields) == headers)
     }
 
     @Test func anInvalidFieldNameIsATypedErrorNotATrap() {
-        let headers: Courier.HTTPHeaders = ["Good": "1", "Bad Name": "2"]
+        let headers: HTTPHeaderFields = ["Good": "1", "Bad Name": "2"]
         let error = #expect(throws: CourierError.self) { try HTTPFields(headers) }
         #expect(error?.errorCode == -1016)
         let invalid = error?.underlyingError as? InvalidHTTPFieldError
@@ -38,7 +38,7 @@ import Testing
 
     @Test(arguments: ["split\r\nInjected: yes", "nul\u{0}byte", " leading space"])
     func anInvalidFieldValueIsATypedErrorNotATrap(value: String) {
-        let headers: Courier.HTTPHeaders = ["X-Value": value]
+        let headers: HTTPHeaderFields = ["X-Value": value]
         let error = #expect(throws: CourierError.self) { try HTTPFields(headers) }
         #expect((error?.underlyingError as? InvalidHTTPFieldError)?.part == .value)
         // The description escapes control characters: a refused value cannot forge a log line.
@@ -47,7 +47,7 @@ import Testing
 
     @Test func aResponseHeadWithAnInvalidFieldOrStatusIsABadServerResponse() throws {
         let url = try #require(URL(string: "http://example.com/"))
-        var headers = Courier.HTTPHeaders()
+        var headers = HTTPHeaderFields()
         headers.add(name: "X(bad)", value: "1")
         let badField = #expect(throws: CourierError.self) {
             try HTTPResponse(ResponseHead(statusCode: 200, headers: headers, url: url))
@@ -55,7 +55,7 @@ import Testing
         #expect(badField?.errorCode == -1011)
         #expect((badField?.underlyingError as? InvalidHTTPFieldError)?.part == .name)
         let badStatus = #expect(throws: CourierError.self) {
-            try HTTPResponse(ResponseHead(statusCode: 1000, headers: Courier.HTTPHeaders(), url: url))
+            try HTTPResponse(ResponseHead(statusCode: 1000, headers: HTTPHeaderFields(), url: url))
         }
         #expect(badStatus?.errorCode == -1011)
     }

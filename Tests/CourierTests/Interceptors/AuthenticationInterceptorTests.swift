@@ -18,7 +18,7 @@ struct AuthenticationInterceptorTests {
 
     /// Refreshes by asking the server's `/refresh`, which answers the new token in its body, or 500 when told to
     /// fail.
-    struct TokenAuthenticator: Authenticator {
+    struct TokenAuthenticator: CredentialAuthenticator {
         let refreshURL: URL
         let client = HTTPSessionManager(configuration: .ephemeral)
 

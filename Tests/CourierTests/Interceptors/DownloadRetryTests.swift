@@ -16,7 +16,7 @@ struct DownloadRetryTests {
         return Data((0..<(256 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    func download(from server: RangeServer, transport: String) async throws -> (Response<URL>, Data) {
+    func download(from server: RangeServer, transport: String) async throws -> (DataResponse<URL>, Data) {
         var configuration = SessionConfiguration.ephemeral
         configuration.interceptor = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
         let manager = HTTPSessionManager(configuration: configuration, transport: TestTransports.make(transport))

@@ -28,7 +28,7 @@ import Testing
         return manager
     }
 
-    private func get(_ manager: HTTPSessionManager, _ url: URL) async throws -> Response<Data?> {
+    private func get(_ manager: HTTPSessionManager, _ url: URL) async throws -> DataResponse<Data?> {
         try await manager.send(URLRequest(url: url), serializer: HTTPResponseSerializer())
     }
 

@@ -352,7 +352,7 @@ struct HostilePathTests {
 
     /// The call's response, or its error.
     static func result(_ manager: HTTPSessionManager, _ request: URLRequest) async -> Result<
-        Response<Data?>, any Error
+        DataResponse<Data?>, any Error
     > {
         do {
             return .success(try await manager.send(request, serializer: HostileServerTests.anyStatus))
@@ -362,7 +362,7 @@ struct HostilePathTests {
     }
 
     static func check(
-        _ result: Result<Response<Data?>, any Error>, _ hostile: Hostile,
+        _ result: Result<DataResponse<Data?>, any Error>, _ hostile: Hostile,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         switch result {

@@ -25,7 +25,7 @@ struct EventSourceTests {
                 : .events("id: 4\ndata: four\n\n", drop: false)
         }
         let manager = Self.manager(transport)
-        var events: [ServerSentEvent] = []
+        var events: [EventSource.Event] = []
         for try await event in manager.eventStream(URLRequest(url: server.url)) {
             events.append(event)
             if events.count == 4 { break }

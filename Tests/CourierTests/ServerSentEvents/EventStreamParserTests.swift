@@ -9,7 +9,7 @@ import Testing
     struct Row: Sendable, CustomTestStringConvertible {
         let rule: String
         let stream: String
-        let events: [ServerSentEvent]
+        let events: [EventSource.Event]
         var testDescription: String { rule }
     }
 
@@ -59,9 +59,9 @@ import Testing
         Row(rule: "UTF-8 text survives", stream: "data: héllo ✓\n\n", events: [.init(data: "héllo ✓")]),
     ]
 
-    static func parse(_ chunks: [Data]) throws -> [ServerSentEvent] {
+    static func parse(_ chunks: [Data]) throws -> [EventSource.Event] {
         var parser = EventStreamParser()
-        var events: [ServerSentEvent] = []
+        var events: [EventSource.Event] = []
         for chunk in chunks {
             parser.append(chunk)
             while let event = try parser.nextEvent() { events.append(event) }

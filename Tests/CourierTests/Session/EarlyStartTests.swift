@@ -85,7 +85,7 @@ struct EarlyStartTests {
     func repeatedCallsToOneURLCarryOnlyTheirOwnMethodHeadersAndBody(transport: String) async throws {
         let client = try await client(transport, cookies: false)
         for (index, method) in ["GET", "DELETE", "GET", "PATCH", "PATCH", "GET"].enumerated() {
-            let headers: HTTPHeaders = index == 1 || index == 3 ? ["X-Once": "\(index)"] : [:]
+            let headers: HTTPHeaderFields = index == 1 || index == 3 ? ["X-Once": "\(index)"] : [:]
             let parameters: Parameter? = index == 3 ? ["n": 3] : nil
             let echo = try await client.send(
                 method, "anything/same", parameters: parameters, headers: headers, as: Echo.self

@@ -239,7 +239,7 @@ import Testing
         #expect(challenges.map(\.scheme) == ["Basic", "Digest", "Bearer"])
         #expect(challenges[0].parameters == ["realm": "a, b"])
         #expect(challenges[1].parameters == ["realm": "d", "nonce": "n", "qop": "auth"])
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         headers.add(name: "WWW-Authenticate", value: #"Basic realm="a""#)
         headers.add(name: "WWW-Authenticate", value: #"Digest realm="d", nonce="n""#)
         let response = try #require(
@@ -256,7 +256,7 @@ import Testing
     /// The challenge the session would answer in a `401` (any Basic or Digest one); `nil` for other statuses.
     static func challenge(in response: HTTPURLResponse) -> AuthenticationChallenge? {
         guard response.statusCode == 401 else { return nil }
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         for case (let name as String, let value as String) in response.allHeaderFields {
             headers.add(name: name, value: value)
         }

@@ -32,7 +32,7 @@ import Testing
         defer { server.stopInBackground() }
         let transport = NIOTransport()
         let manager = try manager(.automatic, transport: transport)
-        let responses = try await withThrowingTaskGroup(of: Response<Data?>.self) { group in
+        let responses = try await withThrowingTaskGroup(of: DataResponse<Data?>.self) { group in
             for index in 0..<20 {
                 let url = server.baseURL.appendingPathComponent("r\(index)")
                 group.addTask { try await manager.send(URLRequest(url: url), serializer: HTTPResponseSerializer()) }

@@ -36,7 +36,7 @@ struct RangeServerConformanceTests {
         policy.additionalTrustedCertificates = [chain.root.der]
         let nginxFile = nginx.baseURL.appendingPathComponent("file")
 
-        func answer(_ url: URL, _ headers: HTTPHeaders) async throws -> (Answer, entityTag: String?) {
+        func answer(_ url: URL, _ headers: HTTPHeaderFields) async throws -> (Answer, entityTag: String?) {
             var request = TransportRequest(method: "GET", url: url, headers: headers)
             if url.scheme == "https" { request.securityPolicy = policy }
             let response = try await transport.send(request)
@@ -47,12 +47,12 @@ struct RangeServerConformanceTests {
             return (answer, response.headers["ETag"])
         }
 
-        let (whole, nginxTag) = try await answer(nginxFile, HTTPHeaders())
+        let (whole, nginxTag) = try await answer(nginxFile, HTTPHeaderFields())
         let entityTag = try #require(nginxTag)
         #expect(whole == Answer(status: 200, contentRange: nil, body: body))
         let fake = try await RangeServer.start(body, entityTag: entityTag)
-        let cases: [(String, HTTPHeaders)] = [
-            ("no range", HTTPHeaders()),
+        let cases: [(String, HTTPHeaderFields)] = [
+            ("no range", HTTPHeaderFields()),
             ("from the start", ["Range": "bytes=0-"]),
             ("the missing part", ["Range": "bytes=20000-"]),
             ("the last byte", ["Range": "bytes=49999-"]),

@@ -249,7 +249,7 @@ struct UploadIntegrationTests {
         let slices = stride(from: 0, to: payload.count, by: 30_000).map {
             payload.subdata(in: $0..<min($0 + 30_000, payload.count))
         }
-        let bodies: [(String, RequestBody)] = [
+        let bodies: [(String, HTTPRequestBody)] = [
             ("data", .data(payload)),
             ("file", try .file(file)),
             ("known-length stream", .stream(slices.async, length: Int64(payload.count))),

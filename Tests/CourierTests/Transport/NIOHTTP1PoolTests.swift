@@ -8,7 +8,7 @@ import Testing
 /// shutdown, each against a real server on 127.0.0.1.
 @Suite(.timeLimit(.minutes(1))) struct NIOHTTP1PoolTests {
     private func collect(
-        _ transport: NIOTransport, _ url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(),
+        _ transport: NIOTransport, _ url: URL, method: String = "GET", headers: HTTPHeaderFields = HTTPHeaderFields(),
         cancellation: ExchangeCancellation = ExchangeCancellation()
     ) async throws -> (TransportResponse, Data) {
         let response = try await transport.collect(
@@ -86,7 +86,7 @@ import Testing
     func injection(name: String, value: String) async throws {
         let server = try await FaultServer.start(.countingConnections)
         let transport = transport()
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         headers.add(name: name, value: value)
         let error = await #expect(throws: CourierError.self) {
             _ = try await collect(transport, server.baseURL, headers: headers)

@@ -30,7 +30,7 @@ import Testing
     }
 
     static func request(_ method: String, _ url: URL, _ kind: BodyKind, file: URL) throws -> TransportRequest {
-        let body: RequestBody = kind == .data ? .data(payload) : try .file(file)
+        let body: HTTPRequestBody = kind == .data ? .data(payload) : try .file(file)
         return TransportRequest(
             method: method, url: url, headers: ["Content-Type": "text/plain"], body: body)
     }

@@ -4,7 +4,7 @@ import Foundation
 /// during an upload fails it instead of being truncated or padded. At the announced end one more byte is asked for:
 /// getting it means the file grew.
 ///
-/// The one file reader of uploads: ``RequestBody/file(_:chunkSize:)`` reads `Data` with it, a transport may read
+/// The one file reader of uploads: ``HTTPRequestBody/file(_:chunkSize:)`` reads `Data` with it, a transport may read
 /// into its own buffers with ``next(reading:)``, and multipart forms read their file parts with it.
 ///
 /// Reads happen outside the lock: a reader is used by one body iteration at a time, and a second concurrent read

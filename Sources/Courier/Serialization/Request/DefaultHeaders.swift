@@ -3,7 +3,7 @@ import Foundation
 /// The `Accept-Language` and `User-Agent` values every request serializer starts with, as AFNetworking builds them.
 public enum DefaultHeaders {
     /// Courier's version, as it appears in the `User-Agent`.
-    public static let courierVersion = "0.1.0"
+    public static let courierVersion = "0.2.0"
 
     /// `Accept-Language` for a list of preferred languages: at most six, weighted `q=1`, `q=0.9`, … `q=0.5`,
     /// joined with `, `; `en` when the list is empty. E.g. `["de-DE", "en"]` → `de-DE;q=1, en;q=0.9`.
@@ -55,7 +55,7 @@ public enum DefaultHeaders {
     /// `<executable>/<version> (<OS name> <OS version>) Courier/<version>`, ASCII only.
     ///
     /// The executable and version come from the main bundle where it has them (Apple platforms), else the process
-    /// name and `0`. E.g. `courier/0 (Linux 6.1.0) Courier/0.1.0`.
+    /// name and `0`. E.g. `courier/0 (Linux 6.1.0) Courier/0.2.0`.
     public static let userAgent: String = {
         let info = Bundle.main.infoDictionary ?? [:]
         let executable =

@@ -16,7 +16,7 @@ import Foundation
 public struct HTTPRequestSerializer: RequestSerializer {
     /// Headers added to every request that has no value for the field; starts with `Accept-Language` and
     /// `User-Agent` (see ``DefaultHeaders``).
-    public var headers: HTTPHeaders {
+    public var headers: HTTPHeaderFields {
         didSet {
             defaultFields = Self.fields(of: headers)
             sortedDefaultFields = Self.sorted(defaultFields)
@@ -26,7 +26,7 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// first of several fields with one name wins.
     private var defaultFields: [String: String]
     /// ``defaultFields`` in the order a request sends them.
-    private var sortedDefaultFields: HTTPHeaders
+    private var sortedDefaultFields: HTTPHeaderFields
 
     /// Methods whose parameters go into the URL's query, compared upper-cased. Default `GET`, `HEAD`, `DELETE`.
     public var methodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
@@ -198,11 +198,12 @@ public struct HTTPRequestSerializer: RequestSerializer {
 
     /// Header fields from a `URLRequest`'s dictionary, sorted by name: Foundation hands them out in no order, and a
     /// request's fields go out in one.
-    static func sorted(_ fields: [String: String]) -> HTTPHeaders {
-        HTTPHeaders(fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaders.Field(name: $0.key, value: $0.value) })
+    static func sorted(_ fields: [String: String]) -> HTTPHeaderFields {
+        HTTPHeaderFields(
+            fields.sorted(by: { $0.key < $1.key }).map { HTTPHeaderFields.Field(name: $0.key, value: $0.value) })
     }
 
-    private static func fields(of headers: HTTPHeaders) -> [String: String] {
+    private static func fields(of headers: HTTPHeaderFields) -> [String: String] {
         var fields: [String: String] = [:]
         var seen = Set<FieldName>()
         for field in headers where seen.insert(FieldName(field.name)).inserted {

@@ -179,7 +179,7 @@ public struct MultipartFormData: Sendable {
     }
 
     /// Appends a part with arbitrary header fields, written in order (`appendPartWithHeaders:body:`).
-    public mutating func append(headers: HTTPHeaders, body: Data) {
+    public mutating func append(headers: HTTPHeaderFields, body: Data) {
         parts.append(Part(headers: headers, length: Int64(body.count), source: .data(body)))
     }
 
@@ -187,7 +187,7 @@ public struct MultipartFormData: Sendable {
     ///
     /// - Throws: ``CourierError/multipartEncodingFailed(reason:fileURL:underlyingError:)`` when the body's length is
     ///   unknown, since the form's `Content-Length` must be computed up front.
-    public mutating func append(headers: HTTPHeaders, body: RequestBody) throws {
+    public mutating func append(headers: HTTPHeaderFields, body: HTTPRequestBody) throws {
         if let data = body.data {
             append(headers: headers, body: data)
             return
@@ -200,7 +200,7 @@ public struct MultipartFormData: Sendable {
     }
 
     private mutating func appendStream(
-        length: Int64, headers: HTTPHeaders, isReplayable: Bool,
+        length: Int64, headers: HTTPHeaderFields, isReplayable: Bool,
         makeChunks: @escaping @Sendable () throws -> DataChunks
     ) {
         var part = Part(headers: headers, length: max(0, length), source: .data(Data()))
@@ -239,9 +239,9 @@ public struct MultipartFormData: Sendable {
 
     // MARK: Producing the body
 
-    /// The body as a ``RequestBody`` of length ``contentLength``: from memory when every part is in memory and the
+    /// The body as a ``HTTPRequestBody`` of length ``contentLength``: from memory when every part is in memory and the
     /// form is not throttled, streamed otherwise.
-    public func makeBody() -> RequestBody {
+    public func makeBody() -> HTTPRequestBody {
         let segments = makeSegments()
         if packetSize == nil, delay == 0, contentLength <= Self.inMemoryLimit {
             let inMemory = segments.compactMap { segment -> Data? in
@@ -253,7 +253,7 @@ public struct MultipartFormData: Sendable {
         let plan = StreamPlan(
             segments: segments, files: parts.compactMap(\.fileCheck),
             chunkSize: max(1, min(chunkSize, packetSize ?? .max)), delay: delay)
-        return RequestBody(length: contentLength, isReplayable: isReplayable) {
+        return HTTPRequestBody(length: contentLength, isReplayable: isReplayable) {
             DataChunks(makeNext: {
                 let stream = MultipartStream(plan: plan)
                 return { try await stream.next() }
@@ -297,8 +297,8 @@ public struct MultipartFormData: Sendable {
         return Data(text.utf8)
     }
 
-    private static func headers(name: String, fileName: String?, mimeType: String?) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    private static func headers(name: String, fileName: String?, mimeType: String?) -> HTTPHeaderFields {
+        var headers = HTTPHeaderFields()
         let name = quotable(name)
         if let fileName {
             headers["Content-Disposition"] = "form-data; name=\"\(name)\"; filename=\"\(quotable(fileName))\""
@@ -386,7 +386,7 @@ public struct MultipartFormData: Sendable {
 extension MultipartFormData {
     /// One part: its header fields and where its body comes from.
     struct Part: Sendable {
-        var headers: HTTPHeaders
+        var headers: HTTPHeaderFields
         var length: Int64
         var source: Source
 

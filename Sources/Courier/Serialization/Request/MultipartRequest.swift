@@ -13,10 +13,10 @@ public struct MultipartRequest: Sendable {
     /// The request, with `Content-Type: multipart/form-data; boundary=…` and `Content-Length`, and no `httpBody`.
     public var urlRequest: URLRequest
     /// The body, streamed from the parts as it is sent; replayable unless a part is a one-shot stream.
-    public var body: RequestBody
+    public var body: HTTPRequestBody
 
     /// Creates a multipart request from its parts.
-    public init(urlRequest: URLRequest, body: RequestBody) {
+    public init(urlRequest: URLRequest, body: HTTPRequestBody) {
         self.urlRequest = urlRequest
         self.body = body
     }
@@ -35,7 +35,7 @@ public struct MultipartRequest: Sendable {
     }
 
     /// Writes a body to a file chunk by chunk, removing the file if that fails.
-    static func write(_ body: RequestBody, to fileURL: URL) async throws {
+    static func write(_ body: HTTPRequestBody, to fileURL: URL) async throws {
         guard fileURL.isFileURL else {
             throw CourierError.multipartEncodingFailed(
                 reason: "Expected URL to be a file URL", fileURL: fileURL, underlyingError: nil)
@@ -55,8 +55,8 @@ public struct MultipartRequest: Sendable {
         } catch {
             try? FileManager.default.removeItem(at: fileURL)
             switch error {
-            case RequestBody.WriteFailure.reading(let underlying): throw underlying
-            case RequestBody.WriteFailure.writing(let underlying): throw Self.writeError(fileURL, underlying)
+            case HTTPRequestBody.WriteFailure.reading(let underlying): throw underlying
+            case HTTPRequestBody.WriteFailure.writing(let underlying): throw Self.writeError(fileURL, underlying)
             default: throw error
             }
         }

@@ -11,7 +11,7 @@ struct PlainRequest: Sendable {
     /// The header fields, as the `URLRequest`'s `allHTTPHeaderFields` would have them.
     var headerFields: [String: String]
     /// The same fields sorted by name, as a transport request takes them from a `URLRequest`.
-    var sortedHeaders: HTTPHeaders
+    var sortedHeaders: HTTPHeaderFields
     /// The `URLRequest`'s `httpShouldHandleCookies`.
     var handlesCookies: Bool
 }

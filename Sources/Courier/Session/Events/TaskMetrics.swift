@@ -2,8 +2,8 @@ import Foundation
 
 /// What one task took: `URLSessionTaskMetrics`' shape, on every transport.
 ///
-/// A task's metrics are on ``SessionTask/metrics`` once it has completed, on every ``Response``
-/// (``Response/taskMetrics``), in ``EventMonitor/task(_:didCompleteWith:error:)``, and in the did-complete
+/// A task's metrics are on ``SessionTask/metrics`` once it has completed, on every ``DataResponse``
+/// (``DataResponse/taskMetrics``), in ``EventMonitor/task(_:didCompleteWith:error:)``, and in the did-complete
 /// notification's user info (``SessionNotificationKey/sessionTaskMetrics``).
 public struct TaskMetrics: Sendable, Hashable {
     /// From the task's start (its first ``SessionTask/resume()``) to its completion; a task cancelled before it

@@ -25,7 +25,7 @@ struct TaskExchange {
         set { source = .made(newValue) }
     }
     /// Its body: the upload's, or the request's `httpBody`; dropped by a redirect that changes the method.
-    var body: RequestBody?
+    var body: HTTPRequestBody?
     /// The exchange already started for the first request, until it is awaited.
     var early: CollectedResponse?
     var cachePlan: HTTPCaching.Plan = .network(store: false)

@@ -15,14 +15,14 @@ import Foundation
 ///
 /// - Before a request is sent, the credential is applied; one that ``AuthenticationCredential/requiresRefresh`` is
 ///   refreshed first.
-/// - When requests fail because they were not authenticated (``Authenticator/didRequest(_:with:failDueToAuthenticationError:)``),
+/// - When requests fail because they were not authenticated (``CredentialAuthenticator/didRequest(_:with:failDueToAuthenticationError:)``),
 ///   one refresh runs, however many failed at once; every one of them waits for it and is retried with the new
 ///   credential. A request that went out with an older credential is retried at once, without another refresh.
 /// - A refresh that fails fails every request waiting for it, with its error, and every later request refused with
 ///   the same credential, without another refresh, until ``credential`` is set again.
 /// - More than ``RefreshWindow/maximumAttempts`` refreshes within ``RefreshWindow/interval`` fail with
 ///   ``AuthenticationError/excessiveRefresh``.
-public final class AuthenticationInterceptor<A: Authenticator>: RequestInterceptor {
+public final class AuthenticationInterceptor<A: CredentialAuthenticator>: RequestInterceptor {
     /// How many refreshes may run within a time, before refreshing is taken to loop.
     public struct RefreshWindow: Sendable, Hashable {
         /// The time refreshes are counted over; default 30 s (Alamofire's).

@@ -46,7 +46,7 @@ final class NIOConnectionReporter: ChannelInboundHandler, RemovableChannelHandle
 
     /// Removes the facts' field from a response head's `headers` and returns what it said; `nil` when it is not
     /// there or not readable.
-    static func takeFacts(from headers: inout NIOHTTP1.HTTPHeaders) -> NIOConnectionFacts? {
+    static func takeFacts(from headers: inout HTTPHeaders) -> NIOConnectionFacts? {
         guard let value = headers.first(name: field) else { return nil }
         headers.remove(name: field)
         return decode(value)

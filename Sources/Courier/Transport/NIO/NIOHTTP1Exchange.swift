@@ -120,8 +120,8 @@ struct NIOHTTP1Target: Sendable {
     /// `Content-Length: 0` only for methods that expect a body), `Host`
     /// added when missing, and every field checked as AsyncHTTPClient checks them (RFC 9110 token names; no control
     /// bytes but tab in values), so nothing a caller puts in a field can split the request.
-    func head(method: String, fields: HTTPHeaders, bodyLength: Int?) throws -> HTTPRequestHead {
-        var headers = NIOHTTP1.HTTPHeaders()
+    func head(method: String, fields: HTTPHeaderFields, bodyLength: Int?) throws -> HTTPRequestHead {
+        var headers = HTTPHeaders()
         headers.reserveCapacity(fields.fields.count + 2)
         var hasHost = false
         var badNames: [String] = []

@@ -258,7 +258,7 @@ public final class NIOTransport: Transport {
         metrics.countOfRequestBodyBytesSent = sentWholeBodyUpFront ?? 0
         let body = DataChunks(response.body, transform: { Data(buffer: $0, byteTransferStrategy: .noCopy) })
         var transportResponse = TransportResponse(
-            statusCode: Int(response.status.code), headers: HTTPHeaders(response.headers), url: url,
+            statusCode: Int(response.status.code), headers: HTTPHeaderFields(response.headers), url: url,
             httpVersion: response.version.courierString,
             body: DataChunks(makeNext: {
                 var iterator = body.makeAsyncIterator()
@@ -348,7 +348,7 @@ public final class NIOTransport: Transport {
                 mapped.map { gathered in
                     let statusCode = Int(gathered.head.status.code)
                     var response = TransportResponse(
-                        statusCode: statusCode, headers: HTTPHeaders(gathered.head.headers),
+                        statusCode: statusCode, headers: HTTPHeaderFields(gathered.head.headers),
                         url: url, httpVersion: gathered.head.version.courierString,
                         body: DataChunks(Data(buffer: gathered.body, byteTransferStrategy: .noCopy)))
                     var metrics = gathered.timing.metrics(
@@ -571,7 +571,7 @@ private struct ProgressCountingChunks: AsyncSequence, Sendable {
 }
 
 /// A file body read straight into `ByteBuffer`s (no `Data` in between), checking that the file keeps the length
-/// that was announced in `Content-Length`, as ``RequestBody/makeChunks()`` does.
+/// that was announced in `Content-Length`, as ``HTTPRequestBody/makeChunks()`` does.
 private struct FileBuffers: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let url: URL
@@ -644,17 +644,17 @@ private struct WriteQueueBrake {
     }
 }
 
-extension HTTPHeaders {
+extension HTTPHeaderFields {
     /// NIO's response fields, in order, repeated names kept.
-    init(_ fields: NIOHTTP1.HTTPHeaders) {
+    init(_ fields: HTTPHeaders) {
         self.init()
         reserveCapacity(fields.count)
         for (name, value) in fields { add(name: name, value: value) }
     }
 
     /// The fields as AsyncHTTPClient takes them, in order.
-    fileprivate var nio: NIOHTTP1.HTTPHeaders {
-        var headers = NIOHTTP1.HTTPHeaders()
+    fileprivate var nio: HTTPHeaders {
+        var headers = HTTPHeaders()
         headers.reserveCapacity(fields.count)
         for field in self { headers.add(name: field.name, value: field.value) }
         return headers

@@ -117,7 +117,7 @@ struct NIOWebSocketConnector {
             channel.close(promise: nil)
         }
         channel.closeFuture.whenComplete { _ in opened.fail(ChannelError.eof) }
-        var headers = NIOHTTP1.HTTPHeaders()
+        var headers = HTTPHeaders()
         for field in request.headers {
             guard
                 !["host", "content-length", "transfer-encoding", "connection", "upgrade"].contains(
@@ -150,7 +150,7 @@ struct NIOWebSocketConnector {
 
     /// Why the `101` must fail the connection (RFC 6455 §4.1), or `nil`: a subprotocol that was not offered (or more
     /// than one), or any extension, since none is offered.
-    static func handshakeProblem(_ headers: NIOHTTP1.HTTPHeaders, offered: [String]) -> String? {
+    static func handshakeProblem(_ headers: HTTPHeaders, offered: [String]) -> String? {
         let extensions = headers[canonicalForm: "Sec-WebSocket-Extensions"].filter { !$0.isEmpty }
         if let chosen = extensions.first {
             return "the server chose the WebSocket extension “\(chosen)”, which was not offered"
@@ -246,7 +246,7 @@ extension ResponseHead {
     /// The head of a NIO response for `url`.
     init(_ head: HTTPResponseHead, url: URL) {
         self.init(
-            statusCode: Int(head.status.code), headers: HTTPHeaders(head.headers), url: url,
+            statusCode: Int(head.status.code), headers: HTTPHeaderFields(head.headers), url: url,
             httpVersion: head.version.courierString)
     }
 }

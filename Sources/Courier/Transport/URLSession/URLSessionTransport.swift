@@ -30,7 +30,7 @@ import Foundation
 /// - It negotiates HTTP/2 over TLS whenever the server offers it, with no switch to stop it: an `https` request that
 ///   asks for ``HTTPVersionPolicy/http1Only`` fails with ``CourierError/unsupportedURL(_:reason:context:)``.
 ///
-/// Bodies: a ``RequestBody/data`` body is sent from memory as `httpBody`. Any other body (a file, a stream) is first
+/// Bodies: a ``HTTPRequestBody/data`` body is sent from memory as `httpBody`. Any other body (a file, a stream) is first
 /// copied into a temporary file, chunk by chunk so memory stays constant, and sent with
 /// `uploadTask(with:fromFile:)`, which sends `Content-Length`; the file is deleted when the task completes. Streaming
 /// it instead is not an option on Linux: a streamed body (`uploadTask(withStreamedRequest:)` or `httpBodyStream`)
@@ -276,7 +276,7 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Copies a streamed body into a new temporary file, chunk by chunk.
-    private static func writeTemporaryFile(_ body: RequestBody) async throws -> URL {
+    private static func writeTemporaryFile(_ body: HTTPRequestBody) async throws -> URL {
         let (url, handle): (URL, FileHandle)
         do {
             (url, handle) = try TemporaryFiles.makeFile(prefix: "Courier-upload")

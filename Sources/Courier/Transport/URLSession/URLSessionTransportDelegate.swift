@@ -291,8 +291,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     }
 
     /// The response's fields in a stable order (URLSession hands them over as a dictionary).
-    private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
-        var headers = HTTPHeaders()
+    private static func headers(of response: HTTPURLResponse) -> HTTPHeaderFields {
+        var headers = HTTPHeaderFields()
         let fields = response.allHeaderFields.compactMap { key, value -> (String, String)? in
             guard let name = key as? String else { return nil }
             return (name, value as? String ?? String(describing: value))

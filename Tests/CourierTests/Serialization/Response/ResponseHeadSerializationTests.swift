@@ -12,7 +12,7 @@ import Testing
 @Suite struct ResponseHeadSerializationTests {
     /// A head with these fields in order, repeated names kept (as a transport delivers them).
     static func head(_ status: Int, _ fields: [(String, String)]) -> ResponseHead {
-        var headers = HTTPHeaders()
+        var headers = HTTPHeaderFields()
         for (name, value) in fields { headers.add(name: name, value: value) }
         return ResponseHead(statusCode: status, headers: headers, url: ResponseFixtures.url)
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-extension RequestBody {
+extension HTTPRequestBody {
     /// Why ``write(to:)`` stopped.
     enum WriteFailure: Error {
         /// Making or reading the body's chunks failed with this error.

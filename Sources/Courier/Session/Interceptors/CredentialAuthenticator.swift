@@ -12,8 +12,8 @@ public protocol AuthenticationCredential: Sendable {
 }
 
 /// How an ``AuthenticationInterceptor`` uses, refreshes and recognises one kind of credential (Alamofire's
-/// `Authenticator`).
-public protocol Authenticator: Sendable {
+/// `CredentialAuthenticator`).
+public protocol CredentialAuthenticator: Sendable {
     /// The credential's type: an OAuth token pair, an API key…
     associatedtype Credential: AuthenticationCredential
 

@@ -7,20 +7,20 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// ``HTTPHeaders`` and the heads made from it, at the sizes a hostile server can send.
+/// ``HTTPHeaderFields`` and the heads made from it, at the sizes a hostile server can send.
 @Suite("HTTP headers")
-struct HTTPHeadersTests {
+struct HTTPHeaderFieldsTests {
     static let count = 10_000
 
-    static var distinct: [HTTPHeaders.Field] {
-        (0..<count).map { HTTPHeaders.Field(name: "X-Field-\($0)", value: "value-\($0)") }
+    static var distinct: [HTTPHeaderFields.Field] {
+        (0..<count).map { HTTPHeaderFields.Field(name: "X-Field-\($0)", value: "value-\($0)") }
     }
 
     @Test("10,000 distinct fields: built, set, read, removed and made into an HTTPURLResponse in linear time")
     func tenThousandDistinctFields() throws {
         let clock = ContinuousClock()
         let start = clock.now
-        var headers = HTTPHeaders(Self.distinct)
+        var headers = HTTPHeaderFields(Self.distinct)
         #expect(headers.fields.count == Self.count)
         for index in 0..<Self.count {
             #expect(headers["x-field-\(index)"] == "value-\(index)")
@@ -29,7 +29,7 @@ struct HTTPHeadersTests {
         for index in stride(from: 0, to: Self.count, by: 2) { headers["X-FIELD-\(index)"] = "again-\(index)" }
         headers["X-New"] = "new"
         #expect(headers.fields.count == Self.count + 1)
-        #expect(headers.fields[0] == HTTPHeaders.Field(name: "X-FIELD-0", value: "again-0"))
+        #expect(headers.fields[0] == HTTPHeaderFields.Field(name: "X-FIELD-0", value: "again-0"))
         #expect(headers["x-field-1"] == "value-1")
         #expect(headers.fields.last?.name == "X-New")
         #expect(headers.values(for: "x-field-4") == ["again-4"])
@@ -55,7 +55,7 @@ struct HTTPHeadersTests {
     @Test("Repeated names keep every field and join them for Foundation, across the indexed size")
     func repeatedNames() throws {
         for size in [4, 40] {
-            var headers = HTTPHeaders()
+            var headers = HTTPHeaderFields()
             for index in 0..<size { headers.add(name: index % 2 == 0 ? "Set-Cookie" : "x-\(index)", value: "\(index)") }
             let cookies = stride(from: 0, to: size, by: 2).map(String.init)
             #expect(headers.values(for: "set-cookie") == cookies)
@@ -70,9 +70,9 @@ struct HTTPHeadersTests {
     @Test("Equal lists are equal and hash alike, however they were built")
     func equality() {
         let fields = Self.distinct.prefix(30)
-        var built = HTTPHeaders()
+        var built = HTTPHeaderFields()
         for field in fields { built.add(name: field.name, value: field.value) }
-        let made = HTTPHeaders(fields)
+        let made = HTTPHeaderFields(fields)
         #expect(built == made)
         #expect(built.hashValue == made.hashValue)
         var changed = made

@@ -5,7 +5,7 @@ import Foundation
 /// A body is *replayable* when it can be produced again from the start: a redirect that keeps the body (307/308) or
 /// an authentication retry needs that. Data and file bodies are replayable; a body from an arbitrary async sequence
 /// is not, unless it is made with a factory.
-public struct RequestBody: Sendable {
+public struct HTTPRequestBody: Sendable {
     /// The body's length in bytes; `nil` sends it chunked.
     public let length: Int64?
     /// Whether ``makeChunks()`` can be called more than once.
@@ -38,8 +38,8 @@ public struct RequestBody: Sendable {
     }
 
     /// A body held in memory.
-    public static func data(_ data: Data) -> RequestBody {
-        RequestBody(data: data)
+    public static func data(_ data: Data) -> HTTPRequestBody {
+        HTTPRequestBody(data: data)
     }
 
     private init(data: Data) {
@@ -54,16 +54,16 @@ public struct RequestBody: Sendable {
     ///
     /// - Throws: ``CourierError/invalidURL(_:)`` for a URL that is not a file URL, or the file system's error when
     ///   the file cannot be read.
-    public static func file(_ url: URL, chunkSize: Int = 256 * 1024) throws -> RequestBody {
+    public static func file(_ url: URL, chunkSize: Int = 256 * 1024) throws -> HTTPRequestBody {
         guard url.isFileURL else { throw CourierError.invalidURL(url.absoluteString) }
         let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
-        return RequestBody(file: url, chunkSize: max(1, chunkSize), length: size?.int64Value ?? 0)
+        return HTTPRequestBody(file: url, chunkSize: max(1, chunkSize), length: size?.int64Value ?? 0)
     }
 
     /// A body from an async sequence of chunks, which can be sent once.
-    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int64?) -> RequestBody
+    public static func stream<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, length: Int64?) -> HTTPRequestBody
     where Chunks.Element == Data {
-        RequestBody(length: length, isReplayable: false) { DataChunks(chunks, transform: { $0 }) }
+        HTTPRequestBody(length: length, isReplayable: false) { DataChunks(chunks, transform: { $0 }) }
     }
 
     /// A new stream of the body's chunks, pulled one at a time.

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// What an `async` call returns: the exchange and the serialized value.
-public struct Response<Value: Sendable>: Sendable {
+public struct DataResponse<Value: Sendable>: Sendable {
     /// When the call started and ended.
     public struct Metrics: Sendable, Hashable {
         /// When the call was made.

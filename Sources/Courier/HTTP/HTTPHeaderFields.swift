@@ -6,7 +6,7 @@
 /// Every operation costs at most time linear in the number of fields, and reading or setting one field by name is
 /// constant time on average once the list is long: a server can send thousands of distinct names, and code that
 /// looks each one up must not turn that into quadratic work.
-public struct HTTPHeaders: Sendable {
+public struct HTTPHeaderFields: Sendable {
     /// One header field.
     public struct Field: Sendable, Hashable {
         /// The name as it was set.
@@ -111,9 +111,9 @@ public struct HTTPHeaders: Sendable {
     }
 }
 
-extension HTTPHeaders: Hashable {
+extension HTTPHeaderFields: Hashable {
     /// Lists are equal when their fields are, in order.
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    public static func == (lhs: HTTPHeaderFields, rhs: HTTPHeaderFields) -> Bool {
         lhs.fields == rhs.fields
     }
 
@@ -123,14 +123,14 @@ extension HTTPHeaders: Hashable {
     }
 }
 
-extension HTTPHeaders: Sequence {
+extension HTTPHeaderFields: Sequence {
     /// Iterates over the fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> {
         fields.makeIterator()
     }
 }
 
-extension HTTPHeaders: ExpressibleByDictionaryLiteral {
+extension HTTPHeaderFields: ExpressibleByDictionaryLiteral {
     /// Creates a list from `name: value` pairs, in order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements.map { Field(name: $0.0, value: $0.1) })

@@ -3,7 +3,7 @@
 /// AFNetworking builds its `Request failed: not found (404)` descriptions from that method. On Linux the same
 /// method returns different, Title-Case phrases ("Not Found"), so Courier carries Apple's table itself and every
 /// platform describes errors the same way.
-public enum HTTPStatus {
+public enum HTTPStatusPhrase {
     /// Apple's lower-case English phrase for a status code; codes without a phrase of their own get their class's
     /// (`informational`, `success`, `redirected`, `client error`, `server error`).
     public static func localizedString(forStatusCode code: Int) -> String {
