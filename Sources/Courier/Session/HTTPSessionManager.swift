@@ -280,7 +280,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
             hopsToCompletionQueue: false)
         // A request without a body or headers of its own starts before its task is made, which then overlaps the
         // request's way out. Its `URLRequest` is made from the same serialized request, and only if something asks.
-        if headers.isEmpty, let plainSerializer = requestSerializer as? HTTPRequestSerializer,
+        if headers.isEmpty, let plainSerializer = requestSerializer.baseSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
             let early = core.startEarly(plain, delegate: delegate)

@@ -42,7 +42,7 @@ extension SessionCore {
             // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
             try await BlockingIO.runToCompletion {
                 do {
-                    try Self.move(temporaryURL, to: destination, options: options)
+                    try DownloadFile.move(temporaryURL, to: destination, options: options)
                 } catch {
                     try? FileManager.default.removeItem(at: temporaryURL)
                     throw error
@@ -60,17 +60,5 @@ extension SessionCore {
         // The callback API, as AFNetworking's: the file is moved even for an unacceptable response, and the
         // completion handler gets both its URL and the error.
         deliver(task, delegate: delegate, object: destination, error: unacceptable, payload: .assetPath(destination))
-    }
-
-    /// Moves `file` to `destination` as `options` say; blocking, so called on ``BlockingIO``'s threads.
-    private static func move(_ file: URL, to destination: URL, options: DownloadOptions) throws {
-        let manager = FileManager.default
-        if options.contains(.createIntermediateDirectories) {
-            try manager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-        }
-        if options.contains(.removePreviousFile), manager.fileExists(atPath: destination.path) {
-            try manager.removeItem(at: destination)
-        }
-        try manager.moveItem(at: file, to: destination)
     }
 }

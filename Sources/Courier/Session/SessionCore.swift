@@ -125,7 +125,7 @@ final class SessionCore: TaskController {
     }
 
     func wantResumeData(for task: SessionTask, handler: @escaping @Sendable (Data?) -> Void) -> Bool {
-        delegate(for: task)?.wantResumeData(handler) ?? false
+        delegate(for: task)?.downloadFile.wantResumeData(handler) ?? false
     }
 
     func cancelBeforeStart(_ task: SessionTask) {

@@ -208,17 +208,17 @@ open class SessionManager: @unchecked Sendable {
     func makeDownloadTask(
         request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
         options: DownloadOptions, completionHandler: TaskCompletionHandler?,
-        file: Result<TaskDelegate.DownloadFilePlan, any Error>, forAsyncCall: Bool = false
+        file: Result<DownloadFile.Plan, any Error>, forAsyncCall: Bool = false
     ) -> DownloadTask {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
             serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
             completion: completionHandler, hopsToCompletionQueue: !forAsyncCall, destination: destination,
             downloadOptions: options, movesUnacceptableDownload: !forAsyncCall)
-        // The file is opened when the task runs (see TaskDelegate.planDownloadFile): no file system call here.
+        // The file is opened when the task runs (see DownloadFile.plan): no file system call here.
         switch file {
         case .success(let plan):
-            delegate.planDownloadFile(plan)
+            delegate.downloadFile.plan(plan)
         case .failure(let error):
             core.register(task, delegate: delegate)
             core.finish(task, delegate: delegate, error: error)

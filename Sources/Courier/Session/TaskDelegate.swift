@@ -24,16 +24,6 @@ final class TaskDelegate: @unchecked Sendable {
         var download = ProgressMeter()
         var uploadStreams: [AsyncStream<TaskProgress>.Continuation] = []
         var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
-        var downloadFile: FileHandle?
-        var downloadURL: URL?
-        /// The file a download task will write, opened by ``openDownloadFile()`` when the task starts running.
-        var plannedDownloadFile: DownloadFilePlan?
-        /// Bytes in the download file, including those a resumed download started with.
-        var downloadFileLength: Int64 = 0
-        /// Where a resumed download continues; 0 once it starts over.
-        var resumeOffset: Int64 = 0
-        /// Set by ``DownloadTask/cancel(producingResumeData:)``: keep the partial file and describe it.
-        var resumeDataHandler: (@Sendable (Data?) -> Void)?
         var lastActivity = ContinuousClock.now
         var idleTimeout: Duration?
         var resourceDeadline: ContinuousClock.Instant?
@@ -82,6 +72,8 @@ final class TaskDelegate: @unchecked Sendable {
     /// The request's own interceptor, after the session's.
     let interceptor: (any RequestInterceptor)?
     let state = Locked(State())
+    /// The download's file, for a download task (or one a response turned into a download).
+    let downloadFile: DownloadFile
     /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or ``SessionTask/cancel()``.
     let exchange = ExchangeCancellation()
 
@@ -104,6 +96,8 @@ final class TaskDelegate: @unchecked Sendable {
         self.movesUnacceptableDownload = movesUnacceptableDownload
         self.stream = stream
         self.interceptor = interceptor
+        downloadFile = DownloadFile(progressStarts: { [state] offset in state.withLock { $0.download.start(at: offset) }
+            })
     }
 
     /// Records a response's transaction; the one before it ends now if it had not ended yet.
@@ -144,26 +138,21 @@ final class TaskDelegate: @unchecked Sendable {
         state.withLock { $0.download.expect(total: total) }
     }
 
-    /// Appends a chunk to the body, or writes it to the download file (on ``BlockingIO``'s threads and outside the
-    /// lock), and reports progress. A streamed body is not kept.
+    /// Appends a chunk to the body, or writes it to the download file (on ``BlockingIO``'s threads), and reports
+    /// progress. A streamed body is not kept.
     func didReceive(_ chunk: Data) async throws {
-        if let file = state.withLock({ $0.downloadFile }) {
-            try await BlockingIO.run { try file.write(contentsOf: chunk) }
-        }
-        record(chunk)
+        record(chunk, inFile: try await downloadFile.write(chunk))
     }
 
     /// ``didReceive(_:)`` for a body that is already in memory and never goes to a file (a cached response).
     func didReceiveInMemory(_ chunk: Data) {
-        record(chunk)
+        record(chunk, inFile: false)
     }
 
-    private func record(_ chunk: Data) {
+    private func record(_ chunk: Data, inFile: Bool) {
         let (progress, streams) = state.withLock { state in
             state.lastActivity = .now
-            if state.downloadFile != nil {
-                state.downloadFileLength += Int64(chunk.count)
-            } else if stream == nil {
+            if !inFile, stream == nil {
                 // A collected body arrives as one chunk: keep it rather than copy it into an empty buffer.
                 if state.data.isEmpty { state.data = chunk } else { state.data.append(chunk) }
             }
@@ -175,189 +164,7 @@ final class TaskDelegate: @unchecked Sendable {
         streams.forEach { $0.yield(progress) }
     }
 
-    /// The file a download task writes its body to.
-    enum DownloadFilePlan: Sendable {
-        /// A new temporary file (``beginDownloadFile()``).
-        case new
-        /// The partial file of resume data (``continueDownloadFile(_:)``).
-        case continuing(DownloadResumeData)
-    }
-
-    /// Notes which file the download will write. Nothing is opened yet: creating a task must not block its caller
-    /// (often a thread of Swift's cooperative pool) on the file system, so ``openDownloadFile()`` opens it when the
-    /// task runs. Progress already counts the bytes a resumed download starts with, as once the file is open.
-    func planDownloadFile(_ plan: DownloadFilePlan) {
-        state.withLock { state in
-            state.plannedDownloadFile = plan
-            if case .continuing(let resumeData) = plan, resumeData.bytesOnDisk >= 0 {
-                state.download.start(at: resumeData.bytesOnDisk)
-            }
-        }
-    }
-
-    /// Opens the file ``planDownloadFile(_:)`` noted, if any, on ``BlockingIO``'s threads. The work finishes even
-    /// when the task is cancelled meanwhile, so the file is then abandoned (deleted, or kept for resume data) as a
-    /// file opened earlier would be.
-    ///
-    /// - Returns: `false` when resume data named a partial file that cannot be continued, so the download starts
-    ///   over in a new file and its request must not ask for a range; `true` otherwise.
-    func openDownloadFile() async throws -> Bool {
-        switch state.withLock({ $0.plannedDownloadFile }) {
-        case nil: return true
-        case .new:
-            try await beginDownloadFile()
-            return true
-        case .continuing(let resumeData): return try await continueDownloadFile(resumeData) > 0
-        }
-    }
-
-    /// Starts writing the body to a new temporary file (mode 0600, in ``TemporaryFiles``) instead of memory; the
-    /// file is made on ``BlockingIO``'s threads.
-    func beginDownloadFile() async throws {
-        do {
-            let (url, handle) = try await BlockingIO.runToCompletion { try TemporaryFiles.makeFile(prefix: "Courier") }
-            state.withLock { state in
-                state.plannedDownloadFile = nil
-                state.downloadFile = handle
-                state.downloadURL = url
-                state.downloadFileLength = 0
-            }
-        } catch {
-            state.withLock { $0.plannedDownloadFile = nil }
-            throw error
-        }
-    }
-
-    /// What ``continueDownloadFile(_:)`` found on disk.
-    private enum PartialFile: Sendable {
-        /// The partial file, open and cut to the resume data's length, positioned at its end.
-        case continued(FileHandle)
-        /// Resume data naming a file that is not Courier's, or one missing or shorter than it says (then deleted).
-        case unusable
-    }
-
-    /// Continues writing the partial file of `resumeData`; returns the bytes kept (0 when the file is missing or
-    /// shorter than the resume data says, in which case the download starts over in a new file). Every file
-    /// system call runs on ``BlockingIO``'s threads.
-    func continueDownloadFile(_ resumeData: DownloadResumeData) async throws -> Int64 {
-        let found: PartialFile
-        do {
-            found = try await BlockingIO.runToCompletion { try Self.openPartialFile(resumeData) }
-        } catch {
-            state.withLock { $0.plannedDownloadFile = nil }  // as a file that failed to open was never noted
-            throw error
-        }
-        guard case .continued(let handle) = found else {
-            state.withLock { $0.download.start(at: 0) }
-            try await beginDownloadFile()
-            return 0
-        }
-        state.withLock { state in
-            state.plannedDownloadFile = nil
-            state.downloadFile = handle
-            state.downloadURL = resumeData.temporaryFileURL
-            state.downloadFileLength = resumeData.bytesOnDisk
-            state.resumeOffset = resumeData.bytesOnDisk
-            state.download.start(at: resumeData.bytesOnDisk)
-        }
-        return resumeData.bytesOnDisk
-    }
-
-    /// Opens the partial file of `resumeData` for appending; blocking, so called on ``BlockingIO``'s threads.
-    private static func openPartialFile(_ resumeData: DownloadResumeData) throws -> PartialFile {
-        let url = resumeData.temporaryFileURL
-        // Resume data is only bytes: it may name any file. Only Courier's own temporary files are continued (and
-        // truncated), never a file elsewhere.
-        guard TemporaryFiles.isOwnFile(url) else { return .unusable }
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
-        // Resume data may come from anywhere: a negative offset must start over, not trap below.
-        guard let size, resumeData.bytesOnDisk >= 0, size >= resumeData.bytesOnDisk,
-            let handle = try? FileHandle(forWritingTo: url)
-        else {
-            try? FileManager.default.removeItem(at: url)
-            return .unusable
-        }
-        try handle.truncate(atOffset: UInt64(resumeData.bytesOnDisk))
-        try handle.seek(toOffset: UInt64(resumeData.bytesOnDisk))
-        return .continued(handle)
-    }
-
-    /// Empties the download file: the server sent the whole resource instead of the rest of it.
-    func restartDownloadFile() async throws {
-        if let file = state.withLock({ $0.downloadFile }) {
-            try await BlockingIO.run {
-                try file.truncate(atOffset: 0)
-                try file.seek(toOffset: 0)
-            }
-        }
-        state.withLock { state in
-            state.downloadFileLength = 0
-            state.resumeOffset = 0
-            state.download.start(at: 0)
-        }
-    }
-
-    /// Closes the download file (outside the lock) and returns its URL.
-    func finishDownloadFile() -> URL? {
-        let (file, url) = state.withLock { state in
-            defer { state.downloadFile = nil }
-            return (state.downloadFile, state.downloadURL)
-        }
-        try? file?.close()
-        return url
-    }
-
-    /// Keeps the partial file when resume data was asked for and can be made; otherwise deletes it. Calls the
-    /// resume-data handler, if any, exactly once.
-    func abandonDownloadFile(request: URLRequest?, response: HTTPURLResponse?) {
-        let (handler, length, planned) = state.withLock { state in
-            defer {
-                state.resumeDataHandler = nil
-                state.plannedDownloadFile = nil
-            }
-            return (state.resumeDataHandler, state.downloadFileLength, state.plannedDownloadFile)
-        }
-        guard let url = finishDownloadFile() else {
-            // Never opened (the task did not run): a resumed download's partial file goes as an opened one would,
-            // since without a response there is no resume data to keep it for.
-            if case .continuing(let resumeData) = planned, TemporaryFiles.isOwnFile(resumeData.temporaryFileURL) {
-                try? FileManager.default.removeItem(at: resumeData.temporaryFileURL)
-            }
-            handler?(nil)
-            return
-        }
-        let resumeData =
-            handler == nil
-            ? nil : DownloadResumeData.make(request: request, response: response, file: url, bytesOnDisk: length)
-        if resumeData == nil { try? FileManager.default.removeItem(at: url) }
-        handler?(resumeData?.encoded())
-    }
-
-    /// Asks for resume data when the task ends by cancellation; `false` if the task is not a download.
-    func wantResumeData(_ handler: @escaping @Sendable (Data?) -> Void) -> Bool {
-        state.withLock { state in
-            guard state.downloadURL != nil || state.plannedDownloadFile != nil, state.resumeDataHandler == nil else {
-                return false
-            }
-            state.resumeDataHandler = handler
-            return true
-        }
-    }
-
-    /// Calls a pending resume-data handler with `nil`: the download finished after all.
-    func dropResumeDataRequest() {
-        state.withLock { state in
-            defer { state.resumeDataHandler = nil }
-            return state.resumeDataHandler
-        }?(nil)
-    }
-
-    /// Deletes the temporary download file, if it is still there.
-    func removeDownloadFile() {
-        if let url = finishDownloadFile() { try? FileManager.default.removeItem(at: url) }
-    }
-
-    var isDownload: Bool { state.withLock { $0.downloadURL != nil || $0.plannedDownloadFile != nil } }
+    var isDownload: Bool { downloadFile.isDownload }
 
     var receivedData: Data { state.withLock { $0.data } }
 

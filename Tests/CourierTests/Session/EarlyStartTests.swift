@@ -193,4 +193,31 @@ struct EarlyStartTests {
         await manager.transport.shutdown()
         try await server.stop()
     }
+
+    /// Notes whether each task was made from a plain request (no `URLRequest` made to send it).
+    final class PlainTaskMonitor: EventMonitor {
+        let plain = Locked<[Bool]>([])
+        func taskCreated(_ task: SessionTask) {
+            let isPlain = if case .plain = task.requestSource { true } else { false }
+            plain.withLock { $0.append(isPlain) }
+        }
+    }
+
+    @Test("Every serializer built on HTTPRequestSerializer takes the plain path for GET, none for a body")
+    func serializersBuiltOnTheHTTPOneTakeThePlainPath() async throws {
+        let monitor = PlainTaskMonitor()
+        var configuration = SessionConfiguration.ephemeral
+        configuration.eventMonitors = [monitor]
+        let client = HTTPSessionManager(baseURL: try await HTTPBin.shared.url(), configuration: configuration)
+        for serializer in [JSONRequestSerializer(), PropertyListRequestSerializer()] as [any RequestSerializer] {
+            client.requestSerializer = serializer
+            let echo = try await client.get("anything", parameters: ["q": "a b"], as: Echo.self).value
+            #expect(echo.args["q"]?.stringValue == "a b")
+            _ = try await client.post("anything", parameters: ["q": "a b"], as: JSON.self)
+        }
+        // A GET then a POST, twice: only the GETs are plain (a JSONRequestSerializer GET was not, before).
+        #expect(monitor.plain.withLock { $0 } == [true, false, true, false])
+        client.invalidate(cancelingTasks: true)
+    }
+
 }

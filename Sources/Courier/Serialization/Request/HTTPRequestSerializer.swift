@@ -95,6 +95,9 @@ public struct HTTPRequestSerializer: RequestSerializer {
         return request
     }
 
+    /// Itself.
+    public var baseSerializer: HTTPRequestSerializer? { self }
+
     /// ``request(method:urlString:parameters:)`` for a parsed URL.
     public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
         var request = try makeRequest(method: method, url: url)

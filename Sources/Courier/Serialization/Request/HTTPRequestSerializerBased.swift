@@ -18,6 +18,9 @@ public protocol HTTPRequestSerializerBased: RequestSerializer {
 }
 
 extension HTTPRequestSerializerBased {
+    /// ``http``: for the methods that put their parameters in the URL, this serializer's requests are its.
+    public var baseSerializer: HTTPRequestSerializer? { http }
+
     /// Reads and writes the base serializer's properties.
     public subscript<Value>(dynamicMember keyPath: WritableKeyPath<HTTPRequestSerializer, Value>) -> Value {
         get { http[keyPath: keyPath] }

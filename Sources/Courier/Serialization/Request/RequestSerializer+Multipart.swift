@@ -97,15 +97,11 @@ extension RequestSerializer {
 
     /// The serializer's array naming, for serializers built on ``HTTPRequestSerializer``; brackets otherwise.
     private var multipartArrayEncoding: QueryString.ArrayEncoding {
-        if let http = self as? HTTPRequestSerializer { return http.arrayEncoding }
-        if let based = self as? any HTTPRequestSerializerBased { return based.http.arrayEncoding }
-        return .brackets
+        baseSerializer?.arrayEncoding ?? .brackets
     }
 
     /// The serializer's Boolean rendering, for serializers built on ``HTTPRequestSerializer``; `1`/`0` otherwise.
     private var multipartBoolEncoding: QueryString.BoolEncoding {
-        if let http = self as? HTTPRequestSerializer { return http.boolEncoding }
-        if let based = self as? any HTTPRequestSerializerBased { return based.http.boolEncoding }
-        return .numeric
+        baseSerializer?.boolEncoding ?? .numeric
     }
 }

@@ -23,9 +23,17 @@ public protocol RequestSerializer: Sendable {
 
     /// Builds a request for an already parsed `url`; the same as the `urlString` form without parsing it again.
     func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest
+
+    /// The serializer whose requests this one's are, exactly, for the methods that put their parameters in the URL
+    /// (``HTTPRequestSerializer/methodsEncodingParametersInURI``): for those, a session sends such a request without
+    /// making a `URLRequest` at all. `nil` (the default) when there is none, as for a serializer of your own.
+    var baseSerializer: HTTPRequestSerializer? { get }
 }
 
 extension RequestSerializer {
+    /// None: every request is made with ``request(method:url:parameters:)``.
+    public var baseSerializer: HTTPRequestSerializer? { nil }
+
     /// Parses nothing itself: passes the URL's string to ``request(method:urlString:parameters:)``.
     public func request(method: String, url: URL, parameters: Parameter?) throws -> URLRequest {
         try request(method: method, urlString: url.absoluteString, parameters: parameters)

@@ -49,7 +49,7 @@ struct TaskExchange {
             if early != nil { delegate.exchange.cancel() }
             throw CourierError.invalidURL("")
         }
-        if try await !delegate.openDownloadFile(), var request = source.make() {
+        if try await !delegate.downloadFile.open(), var request = source.make() {
             // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
             request.setValue(nil, forHTTPHeaderField: "Range")
             request.setValue(nil, forHTTPHeaderField: "If-Range")
