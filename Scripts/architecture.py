@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Prints the Courier module's layout for the Architecture article: every file with its line count, and which
 folders use types declared in which others (Swift has no imports inside a module, so a "use" is a type name
-declared in one folder and written in another). Exits 1 when a folder uses one above it in LAYERS.
+declared in one folder and written in another). Exits 1 when a folder uses one above it in LAYERS, or when two
+folders of one layer use each other.
 
     python3 Scripts/architecture.py            # markdown tables
 """
@@ -11,9 +12,11 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources",
 # Bottom first: a folder may use the ones before it, never one after it.
 # Folders in one entry form one layer (a concern and its subfolders).
 LAYERS = [["Errors"], ["Support"], ["HTTP/Body"], ["HTTP"], ["Values"], ["Images"], ["Parameters"], ["Security"], ["Cookies"],
-          ["Serialization/Request"], ["Serialization/Response"], ["Reachability"],
+          ["HTTP/Semantics"], ["Serialization/Request"], ["Serialization/Response"], ["Reachability"],
           ["Transport", "Transport/NIO", "Transport/URLSession"],
-          ["Session", "Session/Events", "Session/Exchange", "Session/Interceptors", "Session/Observability"], ["Operations"], ["Activity"], ["Images/Downloading"], ["ServerSentEvents"], ["WebSockets"]]
+          ["Session/Tasks"], ["Session/Events", "Session/Interceptors"], ["Session/Configuration"], ["Session/Core"],
+          ["Session/Features", "Session/Observability"], ["Session"],
+          ["Operations"], ["Activity"], ["Images/Downloading"], ["ServerSentEvents"], ["WebSockets"]]
 LAYER = {name: index for index, names in enumerate(LAYERS) for name in names}
 WORD = re.compile(r"(?<![.\w])[A-Z]\w*")
 DECL = re.compile(r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|internal|private|fileprivate|final|open|indirect)\s+)*"
@@ -58,8 +61,14 @@ def main():
                     sorted(w for w in declared if declared[w] == there and w in set(WORD.findall("".join(
                         strip(open(p).read()) for p in files if folder(p) == here))))))
         print(f"| {here} | {', '.join(listed)} |")
+    # Folders of one layer may use each other one way only: a two-way use is a cycle the layers cannot show.
+    cycles = [f"{here} ⇄ {there}" for here in sorted(uses) for there in sorted(uses[here])
+              if here < there and LAYER.get(here) == LAYER.get(there) and here in uses[there]]
     if upward:
         print("\nUpward uses:\n" + "\n".join(f"- {line}" for line in upward))
+    if cycles:
+        print("\nCycles within a layer:\n" + "\n".join(f"- {line}" for line in cycles))
+    if upward or cycles:
         sys.exit(1)
 
 

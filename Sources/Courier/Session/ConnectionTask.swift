@@ -29,6 +29,9 @@ public class ConnectionTask: SessionTask, @unchecked Sendable {
         super.init(source: .made(request), controller: manager.core)
     }
 
+    /// Its feature opens the connection (``open(_:onCancel:)``); resuming it sends nothing.
+    override var runsWhenResumed: Bool { false }
+
     /// Opens the connection, calling `open` with the request as the session sends it (adapted, with its fields,
     /// cookies and security policy), and returns what it made; records its response (cookies stored, monitors
     /// told) and its transaction. When `open` fails, the session's retrier may have it called again, with the
@@ -58,24 +61,5 @@ public class ConnectionTask: SessionTask, @unchecked Sendable {
     public func finish(error: (any Error)?) {
         guard let core = controller as? SessionCore, let delegate = core.delegate(for: self) else { return }
         core.finishConnection(self, delegate: delegate, error: error)
-    }
-}
-
-/// What ``ConnectionTask/open(_:onCancel:)``'s opener made: the connection, the response that opened it, and that
-/// exchange's metrics when the transport measured them.
-public struct OpenedConnection<Connection: Sendable>: Sendable {
-    /// The connection.
-    public var connection: Connection
-    /// The response that opened it (a WebSocket's `101 Switching Protocols`).
-    public var response: ResponseHead
-    /// The opening exchange's dates and connection facts; `nil` when the transport measured none (the session then
-    /// records the dates it saw).
-    public var metrics: TransactionMetrics?
-
-    /// What an opener made.
-    public init(connection: Connection, response: ResponseHead, metrics: TransactionMetrics? = nil) {
-        self.connection = connection
-        self.response = response
-        self.metrics = metrics
     }
 }

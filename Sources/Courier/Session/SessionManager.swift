@@ -44,7 +44,11 @@ open class SessionManager: @unchecked Sendable {
     ///   - configuration: timeouts, headers, cookies, redirects.
     ///   - transport: ``NIOTransport`` by default on Linux, ``URLSessionTransport`` on Apple platforms.
     public init(configuration: SessionConfiguration = .default, transport: (any Transport)? = nil) {
-        core = SessionCore(transport: transport ?? Self.defaultTransport(), configuration: configuration)
+        let tracing = RequestTracing.make(configuration.tracer)
+        core = SessionCore(
+            transport: transport ?? Self.defaultTransport(), configuration: configuration,
+            monitors: configuration.eventMonitors + configuration.observabilityMonitors + (tracing.map { [$0] } ?? []),
+            leadingInterceptor: tracing)
         core.owner.withLock { $0.manager = self }
     }
 

@@ -136,7 +136,7 @@ func docSampleAuthenticationInterceptor(
     stored: OAuthCredential, tokenEndpoint: @escaping @Sendable (String) async throws -> OAuthCredential,
     configuration: inout SessionConfiguration
 ) {
-    // sample: Sources/Courier/Session/Interceptors/AuthenticationInterceptor.swift
+    // sample: Sources/Courier/Session/Features/AuthenticationInterceptor.swift
     let interceptor = AuthenticationInterceptor(
         authenticator: OAuthAuthenticator(refreshTokens: tokenEndpoint), credential: stored)
     configuration.interceptor = Interceptor(interceptors: [interceptor, RetryPolicy()])
@@ -150,7 +150,7 @@ func docSampleInterceptor(token: String, configuration: inout SessionConfigurati
 }
 
 func docSampleRetryPolicy() -> SessionConfiguration {
-    // sample: Sources/Courier/Session/Interceptors/RetryPolicy.swift
+    // sample: Sources/Courier/Session/Features/RetryPolicy.swift
     var configuration = SessionConfiguration.default
     configuration.interceptor = RetryPolicy()  // 2 retries, after 0.5 s and 1 s
     // end sample

@@ -65,7 +65,11 @@ struct ReachabilityNamespaceTests {
         }
         try process.run()
         try await waitUntil(timeout: .seconds(30)) { !process.isRunning }
-        try await waitUntil(timeout: .seconds(10)) { finished.value }
+        // The script's last line, not the pipe's end: a process another test starts meanwhile may inherit the
+        // pipe's write end (Foundation's pipes are not close-on-exec) and keep it open long after the script ends.
+        try await waitUntil(timeout: .seconds(10)) {
+            finished.value || lines.value.contains { $0.text.hasPrefix("OFF-LINK") }
+        }
         #expect(process.terminationStatus == 0)
         let seen = lines.value
         let texts = seen.map(\.text)

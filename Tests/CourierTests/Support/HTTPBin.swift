@@ -31,11 +31,15 @@ actor HTTPBin {
         return url
     }
 
+    /// gunicorn closes a kept-alive connection after 2 s idle by default, while clients keep theirs for 60 s: a
+    /// request sent on one as gunicorn closes it is lost (-1005 for a POST, which no transport sends again). Seen in
+    /// full runs under load, where a test's requests are seconds apart. 75 s, as nginx's default, leaves closing
+    /// idle connections to the client; the stale-connection race has tests of its own (StaleConnectionUploadTests).
     private static let supervisor = """
         import os, subprocess, sys, time
         parent = os.getppid()
         server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-b", "127.0.0.1:0", "-w", "2", "--threads", "32",
-                                   "--graceful-timeout", "1", "--log-level", "info", "httpbin:app"],
+                                   "--graceful-timeout", "1", "--keep-alive", "75", "--log-level", "info", "httpbin:app"],
                                   stdout=subprocess.DEVNULL, stderr=sys.stderr)
         try:
             while server.poll() is None:

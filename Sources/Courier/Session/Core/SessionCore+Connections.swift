@@ -32,7 +32,7 @@ extension SessionCore {
     /// Resumes `task` and opens its connection (see ``ConnectionTask/open(_:onCancel:)``); on failure the task
     /// completes with the error thrown.
     func open<Connection: Sendable>(
-        _ task: ConnectionTask, delegate: TaskDelegate,
+        _ task: SessionTask, delegate: TaskDelegate,
         with open: @escaping @Sendable (TransportRequest) async throws -> OpenedConnection<Connection>,
         onCancel: @escaping @Sendable (Connection) -> Void
     ) async throws -> Connection {
@@ -64,12 +64,12 @@ extension SessionCore {
 
     /// The opening loop: adapt, open, and on failure ask the retrier.
     private func openConnection<Connection: Sendable>(
-        _ task: ConnectionTask, delegate: TaskDelegate,
+        _ task: SessionTask, delegate: TaskDelegate,
         with open: @Sendable (TransportRequest) async throws -> OpenedConnection<Connection>
     ) async throws -> OpenedConnection<Connection> {
         var exchange = TaskExchange(
             core: self, task: task, delegate: delegate, hooks: hooks, source: task.requestSource, body: nil,
-            early: nil, interceptor: TaskExchange.interceptor(tracing, configuration.interceptor, nil))
+            early: nil, interceptor: TaskExchange.interceptor(leadingInterceptor, configuration.interceptor, nil))
         while true {
             try checkCancellation(task, delegate: delegate)
             let unadapted = exchange.source
@@ -102,7 +102,7 @@ extension SessionCore {
     }
 
     /// Completes a connection task whose connection has closed: -999 when it was cancelled, else `error`.
-    func finishConnection(_ task: ConnectionTask, delegate: TaskDelegate, error: (any Error)?) {
+    func finishConnection(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
         let outcome: (any Error)? =
             task.isCancelling ? CourierError.cancelled(context: context(for: task, delegate: delegate)) : error
         guard markCompleted(task, delegate: delegate, error: outcome) else { return }

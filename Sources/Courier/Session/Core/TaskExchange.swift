@@ -35,7 +35,7 @@ struct TaskExchange {
     var visited: Set<String> = []
     var redirects = 0
     var authenticationAttempts = 0
-    /// The tracing's adapter, the session's interceptor, then the request's (see ``RequestInterceptor``); `nil` when
+    /// The leading interceptor (the tracing's), the session's, then the request's (see ``RequestInterceptor``); `nil` when
     /// there is none.
     let interceptor: (any RequestInterceptor)?
 
@@ -58,7 +58,8 @@ struct TaskExchange {
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
             body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early,
-            interceptor: Self.interceptor(core.tracing, core.configuration.interceptor, delegate.interceptor))
+            interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
+        )
         try await exchange.run(collect: collect)
     }
 

@@ -42,6 +42,10 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// What ``originalRequest`` is, or is made from.
     let requestSource: TaskRequest
 
+    /// Whether ``resume()`` runs the task's request; `false` for a task whose feature opens its connection itself
+    /// (``ConnectionTask``).
+    var runsWhenResumed: Bool { true }
+
     struct Mutable {
         var state: State = .suspended
         var started = false

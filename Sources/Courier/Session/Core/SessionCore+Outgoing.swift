@@ -17,7 +17,7 @@ extension SessionCore {
     /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
     func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
         guard configuration.urlCache == nil, configuration.interceptor?.adaptsRequests != true,
-            delegate.interceptor?.adaptsRequests != true, tracing == nil,
+            delegate.interceptor?.adaptsRequests != true, leadingInterceptor?.adaptsRequests != true,
             URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
             !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
             !isInvalidated, !Self.watchesExchanges(hooks)

@@ -97,7 +97,7 @@ final class TaskDelegate: @unchecked Sendable {
         self.stream = stream
         self.interceptor = interceptor
         downloadFile = DownloadFile(progressStarts: { [state] offset in state.withLock { $0.download.start(at: offset) }
-            })
+        })
     }
 
     /// Records a response's transaction; the one before it ends now if it had not ended yet.

@@ -33,7 +33,7 @@ final class SessionEventSink: Sendable {
         case movedDownload(SessionTask)
         case failedToMoveDownload(SessionTask, any Error)
         /// The session was invalidated and its last task delivered; the manager, while it exists.
-        case invalidated(SessionManager?)
+        case invalidated(AnyObject?)
     }
 
     private struct Monitor: Sendable {

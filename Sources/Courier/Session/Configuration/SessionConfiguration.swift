@@ -136,18 +136,3 @@ public struct SessionConfiguration: Sendable {
         set { cookieStore = newValue.map { FoundationCookieStore($0) } }
     }
 }
-
-extension SessionConfiguration {
-    /// The monitors the logger and the metrics factory need, when they would record anything (the tracing's is
-    /// the session's `RequestTracing`, which is also an adapter).
-    var observabilityMonitors: [any EventMonitor] {
-        var monitors: [any EventMonitor] = []
-        if let logger, RequestLogger.logs(logger) {
-            monitors.append(RequestLogger(logger: logger, redactedHeaders: redactedHeaders))
-        }
-        if let metricsFactory, !(metricsFactory is NOOPMetricsHandler) {
-            monitors.append(RequestMetrics(factory: metricsFactory))
-        }
-        return monitors
-    }
-}

@@ -39,8 +39,9 @@ final class SessionCore: TaskController {
     let entries = Locked([Int: Entry]())
     /// Where every change of the session's tasks goes, once.
     let events: SessionEventSink
-    /// Spans for the configuration's tracer; `nil` without one.
-    let tracing: RequestTracing?
+    /// The interceptor that adapts every request before the configuration's (the tracing's, which injects the
+    /// trace context); `nil` without one.
+    let leadingInterceptor: (any RequestInterceptor)?
     let invalidation = Locked(Invalidation())
     let sweeperRunning = Locked(false)
     /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
@@ -49,18 +50,23 @@ final class SessionCore: TaskController {
     let owner = Locked(Owner())
 
     struct Owner {
-        weak var manager: SessionManager?
+        /// The ``SessionManager``, as the notification's object.
+        weak var manager: AnyObject?
     }
 
     /// Completion handlers without a completion group use this one (`url_session_manager_completion_group`).
     static let defaultCompletionGroup = DispatchGroup()
 
-    init(transport: any Transport, configuration: SessionConfiguration) {
+    /// A core for `configuration`: `monitors` are every event monitor of the session (the configuration's and its
+    /// features'), `leadingInterceptor` adapts and retries before the configuration's interceptor.
+    init(
+        transport: any Transport, configuration: SessionConfiguration, monitors: [any EventMonitor],
+        leadingInterceptor: (any RequestInterceptor)?
+    ) {
         self.transport = transport
         self.configuration = configuration
-        tracing = RequestTracing.make(configuration.tracer)
-        events = SessionEventSink(
-            monitors: configuration.eventMonitors + configuration.observabilityMonitors + (tracing.map { [$0] } ?? []))
+        self.leadingInterceptor = leadingInterceptor
+        events = SessionEventSink(monitors: monitors)
     }
 
     /// The session's hooks, as of this call.
@@ -118,7 +124,7 @@ final class SessionCore: TaskController {
 
     func start(_ task: SessionTask) {
         // A connection task runs when its feature opens it (`ConnectionTask.open`).
-        guard !(task is ConnectionTask), let delegate = delegate(for: task) else { return }
+        guard task.runsWhenResumed, let delegate = delegate(for: task) else { return }
         armTimeouts(for: task, delegate: delegate)
         let runner = Task { await self.run(task, delegate: delegate) }
         task.attachRunner { runner.cancel() }
