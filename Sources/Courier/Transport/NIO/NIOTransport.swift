@@ -26,86 +26,18 @@ import Tracing
 /// The `HTTPClient`s the transport makes are shut down by ``shutdown()``, or, without waiting, when the transport is
 /// released; a given group or client is never shut down by the transport.
 public final class NIOTransport: Transport {
-    /// How the client connects.
-    public struct Configuration: Sendable {
-        /// How long establishing a connection (TCP and TLS) may take; default 10 s.
-        public var connectTimeout: TimeInterval = 10
-        /// The most HTTP/1.1 connections kept to one host; default 32.
-        public var maximumConnectionsPerHost: Int = 32
-        /// How long an idle pooled connection is kept; default 60 s.
-        public var idleConnectionTimeout: TimeInterval = 60
-        /// Whether gzip/deflate responses are decompressed (and `Accept-Encoding` sent); default `true`.
-        public var decompresses: Bool = true
-        /// The largest decompressed-to-compressed ratio accepted, against decompression bombs; default 100.
-        public var decompressionRatioLimit: Int = 100
-        /// Whether HTTP/2 may be negotiated over TLS; default `true`.
-        public var allowsHTTP2: Bool = true
-        /// Whether collected exchanges of plain `http` requests (an `async` call's, whose body is in memory) run on
-        /// Courier's own HTTP/1.1 connections instead of AsyncHTTPClient's; default `true`. They are cheaper per
-        /// exchange (see ``NIOTransport``'s discussion); streamed exchanges, `https` and HTTP/2 always go through
-        /// AsyncHTTPClient. Set it to `false` to send everything through AsyncHTTPClient.
-        public var usesOwnHTTP1Connections: Bool = true
-        /// Whether a failed connection attempt (refused, or a TLS handshake the system's trust refuses) is retried
-        /// with backoff until ``connectTimeout``; default `false`: the request fails at once, as URLSession's do.
-        public var retriesFailedConnections: Bool = false
-        /// Addresses to connect to instead of resolving a URL's host, keyed by the host as the URL has it (e.g.
-        /// `["api.example.com": "10.0.0.7"]`); default none. The request keeps the URL's host for `Host`, SNI and the
-        /// certificate check, as curl's `--resolve` does. Every connection the transport makes without a proxy follows
-        /// it (through a proxy, the proxy resolves the host).
-        public var hostAddresses: [String: String] = [:]
-        /// The local IP address (e.g. `"192.0.2.10"` or `"::1"`) every connection is bound to before it connects, to
-        /// choose the interface on a host with several; default `nil`, the system's choice. An address that is not an
-        /// IP address fails the request.
-        public var localAddress: String?
-        /// The most requests one connection carries before it is closed and replaced (e.g. so that traffic spreads
-        /// over servers behind a load balancer); default `nil`, no limit. Values below 1 count as 1. When set,
-        /// collected plain-`http` exchanges go through AsyncHTTPClient (see ``usesOwnHTTP1Connections``).
-        public var maximumRequestsPerConnection: Int?
-        /// The oldest TLS version offered; default `nil`, NIOSSL's (TLS 1.0). E.g. `.tlsv12`.
-        public var minimumTLSVersion: TLSVersion?
-        /// The newest TLS version offered; default `nil`, the newest NIOSSL has (TLS 1.3).
-        public var maximumTLSVersion: TLSVersion?
-        /// The cipher suites offered for TLS 1.2 and older, in order; default `nil`, NIOSSL's list. TLS 1.3's suites
-        /// are not configurable in NIOSSL.
-        public var cipherSuites: [NIOTLSCipher]?
-
-        /// The default configuration.
-        public init() {}
-
-        /// The TLS configuration every connection starts from: NIOSSL's client defaults with the versions and
-        /// cipher suites above.
-        var baseTLS: TLSConfiguration {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let minimumTLSVersion { tls.minimumTLSVersion = minimumTLSVersion }
-            if let maximumTLSVersion { tls.maximumTLSVersion = maximumTLSVersion }
-            if let cipherSuites { tls.cipherSuiteValues = cipherSuites }
-            return tls
-        }
-
-        /// Whether the TLS configuration is NIOSSL's default.
-        var hasDefaultTLS: Bool { minimumTLSVersion == nil && maximumTLSVersion == nil && cipherSuites == nil }
-
-        /// Where the transport's own connections connect.
-        var dialOptions: NIODialOptions { NIODialOptions(hostAddresses: hostAddresses, localAddress: localAddress) }
-
-        /// Whether Courier's own HTTP/1.1 connections can serve collected plain-`http` exchanges: asked for, and no
-        /// setting they do not follow.
-        var ownConnectionsApply: Bool {
-            usesOwnHTTP1Connections && maximumRequestsPerConnection == nil
-        }
-    }
 
     /// The configuration the client was made with.
     public let configuration: Configuration
-    private let client: HTTPClient
+    let client: HTTPClient
     /// Whether ``client`` was made here (and is shut down here) rather than given by the caller.
-    private let ownsClient: Bool
+    let ownsClient: Bool
     /// The event loops every connection of the transport runs on: the caller's, or NIO's shared group.
     let group: any EventLoopGroup
-    private let settings: HTTPClient.Configuration
+    let settings: HTTPClient.Configuration
     /// Clients for requests that ``client`` cannot send: through a proxy, or kept to HTTP/1.1 over TLS when
     /// ``client`` may negotiate HTTP/2 (``TransportRequest/httpVersion``); made on first use, one per kind.
-    private let otherClients = Locked([ClientKind: HTTPClient]())
+    let otherClients = Locked([ClientKind: HTTPClient]())
 
     /// What makes a client other than ``client``.
     struct ClientKind: Hashable, Sendable {
@@ -126,7 +58,7 @@ public final class NIOTransport: Transport {
     /// The pool's view of the most recently used URLs; `nil` for those it does not serve.
     private let http1Targets = RecentValues<URL, NIOHTTP1Target>(limit: 64)
     /// One gate, with its own client, per origin and non-default security policy.
-    private let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
+    let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
     /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
     /// one parses the URL again (2–3 µs, on the way to the event loop), so a repeated call copies a parsed one.
     private let requestTemplates = RecentValues<RequestTemplateKey, HTTPClient.Request>(limit: 64)
@@ -452,196 +384,6 @@ public final class NIOTransport: Transport {
         for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
     }
 
-    /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
-    /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
-    private func client(enforcing request: TransportRequest) async throws -> HTTPClient {
-        guard let gate = try trustGate(for: request) else { return try sharedClient(for: request) }
-        do {
-            try await gate.ensureTrusted()
-        } catch {
-            throw Self.courierError(error, url: request.url, proxy: request.proxy)
-        }
-        // The evaluation does not stop for cancellation (other requests may be waiting for it); this request does.
-        if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
-        return gate.client
-    }
-
-    /// The client for a request under the default policy: the shared one, or the one for its proxy or its
-    /// HTTP/1.1-only `https` (see ``otherClients``).
-    private func sharedClient(for request: TransportRequest) throws -> HTTPClient {
-        let kind = try clientKind(for: request)
-        guard kind != ClientKind() else { return client }
-        let settings = try settings(for: kind)
-        return otherClients.withLock { made in
-            if let client = made[kind] { return client }
-            let client = HTTPClient(eventLoopGroup: group, configuration: settings)
-            made[kind] = client
-            return client
-        }
-    }
-
-    /// What `request` needs of its client beyond the shared one's settings.
-    private func clientKind(for request: TransportRequest) throws -> ClientKind {
-        let https = request.url.scheme?.lowercased() == "https"
-        return ClientKind(
-            http1Only: request.httpVersion == .http1Only && configuration.allowsHTTP2 && https,
-            proxy: request.proxy)
-    }
-
-    /// The shared client's settings, changed for `kind`.
-    private func settings(for kind: ClientKind) throws -> HTTPClient.Configuration {
-        var settings = settings
-        if kind.http1Only { settings.httpVersion = .http1Only }
-        if let proxy = kind.proxy { settings.proxy = try Self.asyncHTTPClientProxy(proxy) }
-        return settings
-    }
-
-    /// AsyncHTTPClient's form of `proxy`.
-    ///
-    /// - Throws: ``CourierError/proxyFailed(proxy:authentication:reason:underlyingError:context:)`` for a SOCKS5
-    ///   proxy with credentials: AsyncHTTPClient's SOCKS client offers none.
-    static func asyncHTTPClientProxy(_ proxy: Proxy) throws -> HTTPClient.Configuration.Proxy {
-        switch proxy.kind {
-        case .http:
-            let authorization = proxy.username.map {
-                HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "")
-            }
-            return .server(host: proxy.host, port: proxy.port, authorization: authorization)
-        case .socks5:
-            guard proxy.username == nil else {
-                throw CourierError.proxyFailed(
-                    proxy: proxy.endpoint, authentication: true,
-                    reason: "NIOTransport sends no user name and password to a SOCKS5 proxy (AsyncHTTPClient's SOCKS "
-                        + "client has no authentication); use an HTTP proxy, or a SOCKS5 proxy without them",
-                    underlyingError: nil, context: CourierError.Context())
-            }
-            return .socksServer(host: proxy.host, port: proxy.port)
-        }
-    }
-
-    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
-    func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
-        guard !request.securityPolicy.isDefault, request.url.scheme?.lowercased() == "https" else { return nil }
-        guard let host = request.url.host, !host.isEmpty else {
-            throw CourierError.invalidURL(request.url.absoluteString)
-        }
-        let key = NIOTrustGate.Key(
-            host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy,
-            client: try clientKind(for: request))
-        return try gates.withLock { gates in
-            if let gate = gates[key] { return gate }
-            let settings = try settings(for: key.client)
-            let gate = try NIOTrustGate(
-                key: key, baseSettings: settings, baseTLS: configuration.baseTLS,
-                dialOptions: configuration.dialOptions,
-                group: group,
-                connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
-            gates[key] = gate
-            return gate
-        }
-    }
-
-}
-
-/// Request-body chunks as `ByteBuffer`s, reporting how many bytes AsyncHTTPClient has pulled so far.
-private struct ProgressCountingChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    let chunks: DataChunks
-    let progress: (@Sendable (Int64) -> Void)?
-    let group: any EventLoopGroup
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: chunks.makeAsyncIterator(), progress: progress, brake: WriteQueueBrake(group: group))
-    }
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: DataChunks.AsyncIterator
-        let progress: (@Sendable (Int64) -> Void)?
-        var sent: Int64 = 0
-        var brake: WriteQueueBrake
-
-        mutating func next() async throws -> ByteBuffer? {
-            try await brake.waitForEarlierWrites()
-            guard let chunk = try await base.next() else { return nil }
-            sent += Int64(chunk.count)
-            progress?(sent)
-            return ByteBuffer(data: chunk)
-        }
-    }
-}
-
-/// A file body read straight into `ByteBuffer`s (no `Data` in between), checking that the file keeps the length
-/// that was announced in `Content-Length`, as ``HTTPRequestBody/makeChunks()`` does.
-private struct FileBuffers: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    let url: URL
-    let chunkSize: Int
-    let length: Int64
-    let progress: (@Sendable (Int64) -> Void)?
-    let group: any EventLoopGroup
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(source: self)
-    }
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let source: FileBuffers
-        var reader: FileChunkReader?
-        var sent: Int64 = 0
-        var brake: WriteQueueBrake
-        let allocator = ByteBufferAllocator()
-
-        init(source: FileBuffers) {
-            self.source = source
-            brake = WriteQueueBrake(group: source.group)
-        }
-
-        mutating func next() async throws -> ByteBuffer? {
-            try await brake.waitForEarlierWrites()
-            if reader == nil {
-                reader = try FileChunkReader(
-                    url: source.url, chunkSize: source.chunkSize, expectedLength: source.length)
-            }
-            let allocator = allocator
-            guard let reader else { return nil }
-            let read = try await BlockingIO.run {
-                try reader.next { count, descriptor in
-                    var buffer = allocator.buffer(capacity: count)
-                    let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) {
-                        try FileChunkReader.read(descriptor, into: $0, count: count)
-                    }
-                    return (buffer, read)
-                }
-            }
-            guard let buffer = read else { return nil }
-            sent += Int64(buffer.readableBytes)
-            source.progress?(sent)
-            return buffer
-        }
-    }
-}
-
-/// Keeps a streamed request body at most two buffers ahead of the socket.
-///
-/// AsyncHTTPClient hands each request-body buffer to the connection's event loop and asks for the next one at once;
-/// it pauses the body only after that loop has seen the socket fill up. A file (or any fast source) produces far
-/// faster than a socket drains, so without a brake megabytes pile up in the loop's queue. Before each buffer, this
-/// waits for a marker that was queued on every event loop just before the previous buffer was handed over: once it
-/// has run, the buffer before the previous one has been written or has paused the body. Reading the next buffer
-/// still overlaps with writing the previous one.
-private struct WriteQueueBrake {
-    /// The transport's event loops, one of which holds the connection.
-    let group: any EventLoopGroup
-    private var markers: [EventLoopFuture<Void>] = []
-
-    init(group: any EventLoopGroup) {
-        self.group = group
-    }
-
-    mutating func waitForEarlierWrites() async throws {
-        for marker in markers { try await marker.get() }
-        markers = group.makeIterator().map { $0.submit {} }
-    }
 }
 
 extension HTTPHeaderFields {

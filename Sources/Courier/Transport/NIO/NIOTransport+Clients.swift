@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import NIOSSL
+import Tracing
+
+/// Which client sends a request: the shared one, one per proxy and HTTP version, or a trust gate's.
+extension NIOTransport {
+    /// The client for `request`: the shared one, or, for `https` under a non-default ``SecurityPolicy``, the
+    /// client of the origin's trust gate once the origin has passed the policy (see ``NIOTrustGate``).
+    func client(enforcing request: TransportRequest) async throws -> HTTPClient {
+        guard let gate = try trustGate(for: request) else { return try sharedClient(for: request) }
+        do {
+            try await gate.ensureTrusted()
+        } catch {
+            throw Self.courierError(error, url: request.url, proxy: request.proxy)
+        }
+        // The evaluation does not stop for cancellation (other requests may be waiting for it); this request does.
+        if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
+        return gate.client
+    }
+
+    /// The client for a request under the default policy: the shared one, or the one for its proxy or its
+    /// HTTP/1.1-only `https` (see ``otherClients``).
+    func sharedClient(for request: TransportRequest) throws -> HTTPClient {
+        let kind = try clientKind(for: request)
+        guard kind != ClientKind() else { return client }
+        let settings = try settings(for: kind)
+        return otherClients.withLock { made in
+            if let client = made[kind] { return client }
+            let client = HTTPClient(eventLoopGroup: group, configuration: settings)
+            made[kind] = client
+            return client
+        }
+    }
+
+    /// What `request` needs of its client beyond the shared one's settings.
+    func clientKind(for request: TransportRequest) throws -> ClientKind {
+        let https = request.url.scheme?.lowercased() == "https"
+        return ClientKind(
+            http1Only: request.httpVersion == .http1Only && configuration.allowsHTTP2 && https,
+            proxy: request.proxy)
+    }
+
+    /// The shared client's settings, changed for `kind`.
+    func settings(for kind: ClientKind) throws -> HTTPClient.Configuration {
+        var settings = settings
+        if kind.http1Only { settings.httpVersion = .http1Only }
+        if let proxy = kind.proxy { settings.proxy = try Self.asyncHTTPClientProxy(proxy) }
+        return settings
+    }
+
+    /// AsyncHTTPClient's form of `proxy`.
+    ///
+    /// - Throws: ``CourierError/proxyFailed(proxy:authentication:reason:underlyingError:context:)`` for a SOCKS5
+    ///   proxy with credentials: AsyncHTTPClient's SOCKS client offers none.
+    static func asyncHTTPClientProxy(_ proxy: Proxy) throws -> HTTPClient.Configuration.Proxy {
+        switch proxy.kind {
+        case .http:
+            let authorization = proxy.username.map {
+                HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "")
+            }
+            return .server(host: proxy.host, port: proxy.port, authorization: authorization)
+        case .socks5:
+            guard proxy.username == nil else {
+                throw CourierError.proxyFailed(
+                    proxy: proxy.endpoint, authentication: true,
+                    reason: "NIOTransport sends no user name and password to a SOCKS5 proxy (AsyncHTTPClient's SOCKS "
+                        + "client has no authentication); use an HTTP proxy, or a SOCKS5 proxy without them",
+                    underlyingError: nil, context: CourierError.Context())
+            }
+            return .socksServer(host: proxy.host, port: proxy.port)
+        }
+    }
+
+    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
+    func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
+        guard !request.securityPolicy.isDefault, request.url.scheme?.lowercased() == "https" else { return nil }
+        guard let host = request.url.host, !host.isEmpty else {
+            throw CourierError.invalidURL(request.url.absoluteString)
+        }
+        let key = NIOTrustGate.Key(
+            host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy,
+            client: try clientKind(for: request))
+        return try gates.withLock { gates in
+            if let gate = gates[key] { return gate }
+            let settings = try settings(for: key.client)
+            let gate = try NIOTrustGate(
+                key: key, baseSettings: settings, baseTLS: configuration.baseTLS,
+                dialOptions: configuration.dialOptions,
+                group: group,
+                connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
+            gates[key] = gate
+            return gate
+        }
+    }
+}
