@@ -278,18 +278,16 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
             hopsToCompletionQueue: false)
-        // A request without a body or headers of its own starts before its task is made, which then overlaps the
-        // request's way out. Its `URLRequest` is made from the same serialized request, and only if something asks.
+        // A request without a body or headers of its own goes out as the serializer's plain request: its
+        // `URLRequest` is made from it only if something asks.
         if headers.isEmpty, let plainSerializer = requestSerializer.baseSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
-            let early = core.startEarly(plain, delegate: delegate)
-            return try await run(
-                .plain(plain, plainSerializer), body: nil, delegate: delegate, early: early, serializer: serializer)
+            return try await run(.plain(plain, plainSerializer), body: nil, delegate: delegate, serializer: serializer)
         }
         let request = try Self.makeRequest(
             method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
-        return try await run(.made(request), body: nil, delegate: delegate, early: nil, serializer: serializer)
+        return try await run(.made(request), body: nil, delegate: delegate, serializer: serializer)
     }
 
     /// Sends a prepared request and serializes the response with `serializer`; `interceptor`, when given, adapts
@@ -308,20 +306,20 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let delegate = TaskDelegate(
             serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
             completion: nil, hopsToCompletionQueue: false, interceptor: interceptor)
-        return try await run(.made(request), body: body, delegate: delegate, early: nil, serializer: serializer)
+        return try await run(.made(request), body: body, delegate: delegate, serializer: serializer)
     }
 
-    /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made, and, when `early` is there, the
-    /// exchange already started for it (see `SessionCore.startEarly`).
+    /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made: the task first, then its exchanges
+    /// on the session's one road (`TaskExchange`).
     private func run<Serializer: ResponseSerializer>(
-        _ request: TaskRequest, body: HTTPRequestBody?, delegate: TaskDelegate, early: CollectedResponse?,
+        _ request: TaskRequest, body: HTTPRequestBody?, delegate: TaskDelegate,
         serializer: Serializer
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         let started = Date()
         let task =
             body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
         core.register(task, delegate: delegate)
-        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer, early: early)
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let head = task.head else {
             throw CourierError.badServerResponse(
                 reason: "no response", underlyingError: nil, context: .init(request: task.currentRequest))

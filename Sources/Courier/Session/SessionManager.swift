@@ -222,7 +222,7 @@ open class SessionManager: @unchecked Sendable {
         // The file is opened when the task runs (see DownloadFile.plan): no file system call here.
         switch file {
         case .success(let plan):
-            delegate.downloadFile.plan(plan)
+            delegate.makeDownloadFile().plan(plan)
         case .failure(let error):
             core.register(task, delegate: delegate)
             core.finish(task, delegate: delegate, error: error)

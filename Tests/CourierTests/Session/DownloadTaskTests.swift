@@ -160,17 +160,17 @@ struct DownloadTaskTests {
         let task = manager.downloadTask(
             with: URLRequest(url: server.baseURL),
             progress: { _ in
-                guard let url = watched.withLock({ $0 })?.downloadFile.url else { return }
+                guard let url = watched.withLock({ $0 })?.downloadFile?.url else { return }
                 if FileManager.default.fileExists(atPath: url.path) { existedWhileDownloading.withLock { $0 = true } }
             },
             completionHandler: { _, _, error in outcome.fulfill(error) })
         let delegate = try #require(manager.core.delegate(for: task))
         // The file is made when the task runs (off the caller's thread), not when it is created.
-        #expect(delegate.downloadFile.url == nil)
+        #expect(delegate.downloadFile?.url == nil)
         watched.withLock { $0 = delegate }
         task.resume()
         #expect((try await outcome.value() as? CourierError)?.errorCode == -1005)
-        let temporary = try #require(delegate.downloadFile.url)
+        let temporary = try #require(delegate.downloadFile?.url)
         #expect(existedWhileDownloading.withLock { $0 }, "the body was written to \(temporary.path)")
         #expect(!FileManager.default.fileExists(atPath: temporary.path))
     }

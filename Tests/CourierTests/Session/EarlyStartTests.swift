@@ -7,10 +7,9 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// An `async` call without a body or headers of its own starts its exchange before its task and `URLRequest` are
-/// made (`SessionCore.startEarly`); what goes out must be exactly what the usual path sends for the same request.
-/// Only NIOTransport starts early; on URLSessionTransport the same calls take the plain-request path
-/// (`HTTPRequestSerializer.plainRequest`) without the early start, which must send the same too.
+/// An `async` call without a body or headers of its own goes out as its serializer's plain request, with no
+/// `URLRequest` made (`HTTPRequestSerializer.plainRequest`), and its first exchange starts before the task's
+/// bookkeeping; what goes out must be exactly what the usual path sends for the same request, on every transport.
 @Suite(.timeLimit(.minutes(2)))
 struct EarlyStartTests {
     static let transports = TestTransports.names
@@ -109,35 +108,57 @@ struct EarlyStartTests {
         #expect(client.tasks.isEmpty)
     }
 
-    @Test func onlyACollectedExchangeWithoutCacheOrWatchingHooksStartsEarly() async throws {
-        let base = try await HTTPBin.shared.url()
-        let plain = try #require(
-            try HTTPRequestSerializer().plainRequest(
-                method: "GET", url: base.appendingPathComponent("get"), parameters: ["a": "1"]))
-        func delegate() -> TaskDelegate {
-            TaskDelegate(
-                serializer: HTTPResponseSerializer(), uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
-                completion: nil, hopsToCompletionQueue: false)
+    /// Records the order in which the session started an exchange and announced the task's resume.
+    final class OrderSpy: Transport {
+        let base = NIOTransport()
+        let order = Locked([String]())
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            order.withLock { $0.append("send") }
+            return try await base.send(request)
         }
+        func startCollecting(
+            _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
+        ) throws -> CollectedResponse? {
+            order.withLock { $0.append("start") }
+            return try base.startCollecting(request, cancellation: cancellation, activity: activity)
+        }
+        func shutdown() async { await base.shutdown() }
+    }
 
-        let nio = HTTPSessionManager(baseURL: base, configuration: .ephemeral, transport: NIOTransport())
-        let started = try #require(nio.core.startEarly(plain, delegate: delegate()))
-        let response = try await started.response()
-        #expect(response.statusCode == 200)
-        #expect(response.url.query == "a=1")
+    /// Adds a header, so the request must wait for it.
+    struct Stamp: RequestAdapter {
+        func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest {
+            var request = request
+            request.setValue("1", forHTTPHeaderField: "X-Stamp")
+            return request
+        }
+    }
 
-        let onURLSession = HTTPSessionManager(
-            baseURL: base, configuration: .ephemeral, transport: URLSessionTransport())
-        #expect(onURLSession.core.startEarly(plain, delegate: delegate()) == nil)
-        // The cache and the watching hooks are checked on NIOTransport: URLSessionTransport never starts early, so
-        // these two could not fail there.
-        var cached = SessionConfiguration.ephemeral
-        cached.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
-        let withCache = HTTPSessionManager(baseURL: base, configuration: cached, transport: NIOTransport())
-        #expect(withCache.core.startEarly(plain, delegate: delegate()) == nil)
-        let watched = HTTPSessionManager(baseURL: base, configuration: .ephemeral, transport: NIOTransport())
-        watched.hooks.didReceiveData = { _, _ in }
-        #expect(watched.core.startEarly(plain, delegate: delegate()) == nil)
+    @Test("The first request goes out before the task's bookkeeping, unless an adapter or the cache sees it first")
+    func theFirstRequestOverlapsTheBookkeeping() async throws {
+        let base = try await HTTPBin.shared.url()
+        func order(_ configure: (inout SessionConfiguration) -> Void) async throws -> [String] {
+            let spy = OrderSpy()
+            var configuration = SessionConfiguration.ephemeral
+            configure(&configuration)
+            let client = HTTPSessionManager(baseURL: base, configuration: configuration, transport: spy)
+            // The session posts `taskDidResume` as it announces the resume, on the announcing thread.
+            let observer = NotificationCenter.default.addObserver(
+                forName: .taskDidResume, object: nil, queue: nil
+            ) { [spy] note in
+                guard let task = note.object as? SessionTask, client.tasks.contains(task) else { return }
+                spy.order.withLock { $0.append("resumed") }
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            _ = try await client.get("get", parameters: ["a": "1"], as: JSON.self)
+            await client.transport.shutdown()
+            return spy.order.withLock { $0 }
+        }
+        #expect(try await order { _ in } == ["start", "resumed"])
+        #expect(try await order { $0.interceptor = Interceptor(adapters: [Stamp()]) } == ["resumed", "start"])
+        #expect(
+            try await order { $0.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil) }
+                == ["resumed", "start"])
         #expect(try HTTPRequestSerializer().plainRequest(method: "POST", url: base, parameters: nil) == nil)
     }
 

@@ -79,6 +79,15 @@ extension HTTPRequestSerializerBased {
 }
 
 extension URLRequest {
+    /// A copy with `parameters` encoded by `encode` as its body (see ``withBody(_:defaultContentType:)``); itself
+    /// when there are none.
+    func withBody(
+        encoding parameters: Parameter?, by encode: (Parameter) throws -> Data, defaultContentType contentType: String
+    ) rethrows -> URLRequest {
+        guard let parameters else { return self }
+        return withBody(try encode(parameters), defaultContentType: contentType)
+    }
+
     /// A copy with `body` as its body, and `contentType` as its `Content-Type` unless it names one already.
     func withBody(_ body: Data, defaultContentType contentType: String) -> URLRequest {
         var request = self

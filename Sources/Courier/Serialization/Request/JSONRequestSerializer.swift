@@ -48,8 +48,7 @@ public struct JSONRequestSerializer: HTTPRequestSerializerBased {
     /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
     /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
-        guard let parameters else { return request }
-        return request.withBody(try encode(parameters), defaultContentType: "application/json")
+        try request.withBody(encoding: parameters, by: encode, defaultContentType: "application/json")
     }
 
     static let invalidParametersReason = "The `parameters` argument is not valid JSON."

@@ -52,8 +52,7 @@ public struct PropertyListRequestSerializer: HTTPRequestSerializerBased {
     /// Sets the content type unless present and writes the encoded parameters as the body; `nil` parameters
     /// leave the request unchanged.
     public func encodeBody(_ request: URLRequest, parameters: Parameter?) throws -> URLRequest {
-        guard let parameters else { return request }
-        return request.withBody(try encode(parameters), defaultContentType: "application/x-plist")
+        try request.withBody(encoding: parameters, by: encode, defaultContentType: "application/x-plist")
     }
 
     static let invalidParametersReason = "The `parameters` argument is not a valid property list."

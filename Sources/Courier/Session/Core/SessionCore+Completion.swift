@@ -38,7 +38,7 @@ extension SessionCore {
         guard markCompleted(task, delegate: delegate, error: error) else { return }
         delegate.stream?.finish(error)
         let isDownload = delegate.isDownload
-        delegate.downloadFile.abandon(request: task.currentRequest, response: task.response)
+        delegate.downloadFile?.abandon(request: task.currentRequest, response: task.response)
         deliver(
             task, delegate: delegate, object: nil, error: error, payload: isDownload ? .none : responseData(delegate))
     }
@@ -49,12 +49,12 @@ extension SessionCore {
     func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async {
         guard markCompleted(task, delegate: delegate, error: nil) else { return }
         delegate.stream?.finish(nil)
-        delegate.downloadFile.dropResumeDataRequest()
+        delegate.downloadFile?.dropResumeDataRequest()
         if delegate.stream != nil {
             deliver(task, delegate: delegate, object: nil, error: nil, payload: .none)
             return
         }
-        if let temporaryURL = delegate.downloadFile.finish() {
+        if let temporaryURL = delegate.downloadFile?.finish() {
             await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
             return
         }

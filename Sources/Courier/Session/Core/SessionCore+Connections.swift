@@ -12,10 +12,7 @@ extension SessionCore {
     func connectionRequest(for request: URLRequest) throws -> TransportRequest {
         guard let url = request.url else { throw CourierError.invalidURL("") }
         let httpURL = Self.httpURL(url)
-        let headers = transportHeaders(
-            HTTPRequestSerializer.sorted(request.allHTTPHeaderFields ?? [:]), url: httpURL,
-            handlesCookies: request.httpShouldHandleCookies)
-        var outgoing = TransportRequest(method: (request.httpMethod ?? "GET").uppercased(), url: url, headers: headers)
+        var (outgoing, _) = transportRequest(.made(request), url: url, cookieURL: httpURL)
         try configure(&outgoing, policyURL: httpURL)
         return outgoing
     }
@@ -69,7 +66,7 @@ extension SessionCore {
     ) async throws -> OpenedConnection<Connection> {
         var exchange = TaskExchange(
             core: self, task: task, delegate: delegate, hooks: hooks, source: task.requestSource, body: nil,
-            early: nil, interceptor: TaskExchange.interceptor(leadingInterceptor, configuration.interceptor, nil))
+            interceptor: TaskExchange.interceptor(leadingInterceptor, configuration.interceptor, nil))
         while true {
             try checkCancellation(task, delegate: delegate)
             let unadapted = exchange.source

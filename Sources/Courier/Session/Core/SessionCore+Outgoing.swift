@@ -4,32 +4,9 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What goes out: the transport request made from a task's `URLRequest` (headers, cookies, upload progress), the
-/// early start of a plain request, and the cookies that come back.
+/// What goes out: the transport request made from a task's request (headers, cookies, upload progress), and the
+/// cookies that come back.
 extension SessionCore {
-    /// Starts a plain request's exchange before its task is set up, so that the task's bookkeeping overlaps the
-    /// request's way out; `nil` when the session would not collect its body anyway (see
-    /// ``collects(_:delegate:hooks:)``), when it needs the cache or has an adapter that adapts (it sees the
-    /// request first), or when the transport cannot start at once. The
-    /// request goes out exactly as ``makeTransportRequest(_:url:body:task:delegate:)`` would send it; any error is
-    /// left to the normal path to report.
-    ///
-    /// The caller must hand the result to ``runTyped(_:delegate:serializer:early:)`` with `delegate`.
-    func startEarly(_ plain: PlainRequest, delegate: TaskDelegate) -> CollectedResponse? {
-        guard configuration.urlCache == nil, configuration.interceptor?.adaptsRequests != true,
-            delegate.interceptor?.adaptsRequests != true, leadingInterceptor?.adaptsRequests != true,
-            URLCheck.hasWebScheme(plain.url),  // the serializer checked the host and port
-            !plain.headerFields.keys.contains(where: { $0.caseInsensitiveEquals("Content-Length") }),
-            !isInvalidated, !Self.watchesExchanges(hooks)
-        else { return nil }
-        var outgoing = TransportRequest(
-            method: plain.method.uppercased(), url: plain.url,
-            headers: transportHeaders(plain.sortedHeaders, url: plain.url, handlesCookies: plain.handlesCookies))
-        guard (try? configure(&outgoing, policyURL: plain.url)) != nil else { return nil }
-        return try? transport.startCollecting(
-            outgoing, cancellation: delegate.exchange, activity: { delegate.touch() })
-    }
-
     /// Gives `outgoing` what the configuration decides per request: the security policy for its URL (with the trust
     /// hook), the HTTP versions, the proxy, and the most body bytes a collected exchange may gather.
     ///
@@ -41,24 +18,21 @@ extension SessionCore {
         outgoing.maximumCollectedBodySize = max(configuration.maximumInMemoryBodySize, 0)
     }
 
-    /// The transport request for `request` to `url` with `body`; notes the upload's size and reports its progress
-    /// to the task, its delegate and the event sink.
+    /// The transport request for `source` to `url` with `body`; notes the upload's size and reports its progress
+    /// to the task, its delegate and the event sink. A plain request goes out without a `URLRequest` being made.
     func makeTransportRequest(
-        _ request: URLRequest, url: URL, body: HTTPRequestBody?, task: SessionTask, delegate: TaskDelegate
+        _ source: TaskRequest, url: URL, body: HTTPRequestBody?, task: SessionTask, delegate: TaskDelegate
     ) -> TransportRequest {
-        let fields = request.allHTTPHeaderFields ?? [:]
+        let (outgoing, fields) = transportRequest(source, url: url, cookieURL: url)
         let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
-        let headers = transportHeaders(
-            HTTPRequestSerializer.sorted(fields), url: url, handlesCookies: request.httpShouldHandleCookies)
         let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
         delegate.expectUpload(total: total)
         task.mutable.withLock { $0.bytesExpectedToSend = total }
-        let method = (request.httpMethod ?? "GET").uppercased()
-        guard body != nil else { return TransportRequest(method: method, url: url, headers: headers) }
+        guard body != nil else { return outgoing }
         let sent = Locked(Int64(0))
         let events = events
         return TransportRequest(
-            method: method, url: url, headers: headers, body: body,
+            method: outgoing.method, url: url, headers: outgoing.headers, body: body,
             bodyProgress: { [weak task] totalSent in
                 guard let task else { return }
                 let step = sent.withLock { previous -> Int64 in
@@ -70,6 +44,24 @@ extension SessionCore {
                 delegate.didSend(totalBytesSent: totalSent)
                 events.send(.sentBodyData(task, bytes: step, total: totalSent, expected: total))
             })
+    }
+
+    /// The one builder of what goes out, for exchanges and connection tasks alike: `source`'s method and header
+    /// fields, the configuration's it lacks and the cookies stored for `cookieURL`, to `url`; with the request's own
+    /// fields as it had them (a plain request makes no `URLRequest` for them).
+    func transportRequest(_ source: TaskRequest, url: URL, cookieURL: URL) -> (TransportRequest, [String: String]) {
+        let fields: [String: String]
+        let headers: HTTPHeaderFields
+        switch source {
+        case .plain(let plain, _):
+            fields = plain.headerFields
+            headers = transportHeaders(plain.sortedHeaders, url: cookieURL, handlesCookies: plain.handlesCookies)
+        case .made(let request):
+            fields = request?.allHTTPHeaderFields ?? [:]
+            headers = transportHeaders(
+                HTTPRequestSerializer.sorted(fields), url: cookieURL, handlesCookies: source.handlesCookies)
+        }
+        return (TransportRequest(method: source.method.uppercased(), url: url, headers: headers), fields)
     }
 
     /// The header fields a request goes out with: its own (`fields`, sorted by name), the configuration's additional

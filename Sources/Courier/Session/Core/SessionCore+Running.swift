@@ -9,7 +9,7 @@ import Foundation
 extension SessionCore {
     func run(_ task: SessionTask, delegate: TaskDelegate) async {
         do {
-            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, early: nil)
+            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false)
         } catch {
             finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
             return
@@ -20,23 +20,21 @@ extension SessionCore {
     /// Runs a task for the `async` API and returns the typed result: serialization with the concrete serializer,
     /// and no completion handler, queue hop or type-erased cast. The task still goes through the session's map,
     /// hooks, timeouts, notifications and events like any other.
-    ///
-    /// - Parameter early: the exchange ``startEarly(_:delegate:)`` started for the task, if it did.
     func runTyped<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, early: CollectedResponse? = nil
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
     ) async throws -> (Serializer.SerializedObject, Data) {
-        if early != nil || collects(task, delegate: delegate, hooks: hooks) {
+        if collects(task, delegate: delegate, hooks: hooks) {
             // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
             // runner task and no hop to one.
             task.attachRunner { delegate.exchange.cancel() }
             return try await withTaskCancellationHandler {
-                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true, early: early)
+                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true)
             } onCancel: {
                 task.cancel()
             }
         }
         let runner = Task {
-            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false, early: nil)
+            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false)
         }
         task.attachRunner { runner.cancel() }
         return try await withTaskCancellationHandler {
@@ -48,8 +46,7 @@ extension SessionCore {
     }
 
     private func runTypedBody<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool,
-        early: CollectedResponse?
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
     ) async throws -> (Serializer.SerializedObject, Data) {
         let started = task.mutable.withLock { state -> Bool in
             guard state.state == .suspended, !state.started else { return false }
@@ -58,14 +55,13 @@ extension SessionCore {
             return true
         }
         guard started else {
-            if early != nil { delegate.exchange.cancel() }
             throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
         }
-        events.send(.resumed(task))  // armTimeouts notes the activity
-        armTimeouts(for: task, delegate: delegate)
         var failure: (any Error)?
         do {
-            try await TaskExchange.run(task, delegate: delegate, in: self, collect: collect, early: early)
+            // The first request goes out before the bookkeeping that need not precede it; the task started first.
+            try await TaskExchange.run(
+                task, delegate: delegate, in: self, collect: collect, announcingStartFrom: Date())
         } catch {
             failure = courierError(error, task: task, delegate: delegate)
         }
@@ -89,6 +85,13 @@ extension SessionCore {
             }
         }
         return try outcome.get()
+    }
+
+    /// The bookkeeping of a task's start that need not precede its first request: the `resumed` event and the
+    /// timeouts, which count from `startDate`.
+    func announceStart(of task: SessionTask, delegate: TaskDelegate, startDate: Date) {
+        events.send(.resumed(task))  // armTimeouts notes the activity
+        armTimeouts(for: task, delegate: delegate, startDate: startDate)
     }
 
     /// Whether an `async` call's exchanges are collected whole by the transport

@@ -7,15 +7,16 @@ import Foundation
 /// Timeouts: the request (idle) timeout and the resource timeout of every running task, enforced by one sweeper
 /// per session.
 extension SessionCore {
-    /// Arms the task's timeouts, notes its start, and makes sure the sweeper that enforces them is running.
-    func armTimeouts(for task: SessionTask, delegate: TaskDelegate) {
+    /// Arms the task's timeouts, notes its start (`startDate`, when it started before this call), and makes sure the
+    /// sweeper that enforces them is running.
+    func armTimeouts(for task: SessionTask, delegate: TaskDelegate, startDate: Date? = nil) {
         // A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
         let requestTimeout = task.requestSource.timeoutInterval ?? configuration.timeoutIntervalForRequest
         delegate.state.withLock { state in
             state.lastActivity = .now
             state.idleTimeout = CheckedConversion.duration(requestTimeout)
             state.resourceDeadline = .now + CheckedConversion.duration(configuration.timeoutIntervalForResource)
-            if state.startDate == nil { state.startDate = Date() }
+            if state.startDate == nil { state.startDate = startDate ?? Date() }
         }
         let startSweeper = sweeperRunning.withLock { running -> Bool in
             defer { running = true }

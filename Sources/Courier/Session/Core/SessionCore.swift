@@ -131,7 +131,7 @@ final class SessionCore: TaskController {
     }
 
     func wantResumeData(for task: SessionTask, handler: @escaping @Sendable (Data?) -> Void) -> Bool {
-        delegate(for: task)?.downloadFile.wantResumeData(handler) ?? false
+        delegate(for: task)?.downloadFile?.wantResumeData(handler) ?? false
     }
 
     func cancelBeforeStart(_ task: SessionTask) {

@@ -24,6 +24,8 @@ final class TaskDelegate: @unchecked Sendable {
         var download = ProgressMeter()
         var uploadStreams: [AsyncStream<TaskProgress>.Continuation] = []
         var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
+        /// The download's file: made for a download task, or when a response turns a task into one.
+        var downloadFile: DownloadFile?
         var lastActivity = ContinuousClock.now
         var idleTimeout: Duration?
         var resourceDeadline: ContinuousClock.Instant?
@@ -72,8 +74,6 @@ final class TaskDelegate: @unchecked Sendable {
     /// The request's own interceptor, after the session's.
     let interceptor: (any RequestInterceptor)?
     let state = Locked(State())
-    /// The download's file, for a download task (or one a response turned into a download).
-    let downloadFile: DownloadFile
     /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or ``SessionTask/cancel()``.
     let exchange = ExchangeCancellation()
 
@@ -96,8 +96,6 @@ final class TaskDelegate: @unchecked Sendable {
         self.movesUnacceptableDownload = movesUnacceptableDownload
         self.stream = stream
         self.interceptor = interceptor
-        downloadFile = DownloadFile(progressStarts: { [state] offset in state.withLock { $0.download.start(at: offset) }
-        })
     }
 
     /// Records a response's transaction; the one before it ends now if it had not ended yet.
@@ -141,7 +139,7 @@ final class TaskDelegate: @unchecked Sendable {
     /// Appends a chunk to the body, or writes it to the download file (on ``BlockingIO``'s threads), and reports
     /// progress. A streamed body is not kept.
     func didReceive(_ chunk: Data) async throws {
-        record(chunk, inFile: try await downloadFile.write(chunk))
+        record(chunk, inFile: try await downloadFile?.write(chunk) ?? false)
     }
 
     /// ``didReceive(_:)`` for a body that is already in memory and never goes to a file (a cached response).
@@ -164,7 +162,22 @@ final class TaskDelegate: @unchecked Sendable {
         streams.forEach { $0.yield(progress) }
     }
 
-    var isDownload: Bool { downloadFile.isDownload }
+    var isDownload: Bool { downloadFile?.isDownload ?? false }
+
+    /// The download's file, if the task has one.
+    var downloadFile: DownloadFile? { state.withLock { $0.downloadFile } }
+
+    /// The download's file, made on first use: most tasks never have one, and a file costs allocations per task.
+    func makeDownloadFile() -> DownloadFile {
+        state.withLock { state in
+            if let file = state.downloadFile { return file }
+            let file = DownloadFile(progressStarts: { [weak self] offset in
+                self?.state.withLock { $0.download.start(at: offset) }
+            })
+            state.downloadFile = file
+            return file
+        }
+    }
 
     var receivedData: Data { state.withLock { $0.data } }
 

@@ -12,11 +12,11 @@ extension TaskExchange {
         switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
         case .allow: break
         case .cancel: throw CancellationError()
-        case .becomeDownload: if !delegate.isDownload { try await delegate.downloadFile.begin() }
+        case .becomeDownload: if !delegate.isDownload { try await delegate.makeDownloadFile().begin() }
         }
         core.events.send(.receivedResponse(task, head))
         let length = head.contentLength
-        let alreadyThere = delegate.downloadFile.resumeOffset
+        let alreadyThere = delegate.downloadFile?.resumeOffset ?? 0
         // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
         let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
         delegate.expectDownload(total: source.method.caseInsensitiveEquals("HEAD") ? 0 : expected)

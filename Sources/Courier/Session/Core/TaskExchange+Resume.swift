@@ -10,17 +10,17 @@ extension TaskExchange {
     /// Starts the file over when the response is the whole resource; asks once more for all of it, returning `true`,
     /// when the server answered the range with `416`.
     mutating func retryIfResumeFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
-        let resumeOffset = delegate.downloadFile.resumeOffset
+        let resumeOffset = delegate.downloadFile?.resumeOffset ?? 0
         guard resumeOffset > 0 else { return false }
         switch ResumeDecision(response: try Self.http(head), offset: resumeOffset) {
         case .append:
             return false
         case .restart:
-            try await delegate.downloadFile.restart()
+            try await delegate.downloadFile?.restart()
             return false
         case .retryWholeResource:
             // The partial file does not fit the resource any more.
-            try await delegate.downloadFile.restart()
+            try await delegate.downloadFile?.restart()
             request.setValue(nil, forHTTPHeaderField: "Range")
             request.setValue(nil, forHTTPHeaderField: "If-Range")
             await discard(response.body)

@@ -53,7 +53,7 @@ extension TaskExchange {
         -> Bool
     {
         guard
-            let (file, written) = delegate.downloadFile.written,
+            let (file, written) = delegate.downloadFile?.written,
             try await retry(after: error, response: head.response)
         else { return false }
         source = original
@@ -64,11 +64,11 @@ extension TaskExchange {
             ? DownloadResumeData.make(request: request, response: head.response, file: file, bytesOnDisk: written)
             : nil
         if written > 0, let validator = resume?.validator {
-            delegate.downloadFile.resumeOffset = written
+            delegate.downloadFile?.resumeOffset = written
             request.setValue("bytes=\(written)-", forHTTPHeaderField: "Range")
             request.setValue(validator, forHTTPHeaderField: "If-Range")
         } else {
-            try await delegate.downloadFile.restart()
+            try await delegate.downloadFile?.restart()
         }
         return true
     }

@@ -26,8 +26,10 @@ struct TaskExchange {
     }
     /// Its body: the upload's, or the request's `httpBody`; dropped by a redirect that changes the method.
     var body: HTTPRequestBody?
-    /// The exchange already started for the first request, until it is awaited.
-    var early: CollectedResponse?
+    /// When the task started, while its start is still to be announced (its `resumed` event, its timeouts): that
+    /// bookkeeping need not precede its first request, so it runs as soon as the request is on its way, and before
+    /// anything else reports on the task.
+    var startToAnnounce: Date?
     var cachePlan: HTTPCaching.Plan = .network(store: false)
     /// The validators this session added for a revalidation, which a redirect takes away again.
     var addedConditions: [String] = []
@@ -40,34 +42,50 @@ struct TaskExchange {
     let interceptor: (any RequestInterceptor)?
 
     /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
-    /// ``SessionCore/collects(_:delegate:hooks:)``); with `early`, the first exchange is already under way.
+    /// ``SessionCore/collects(_:delegate:hooks:)``). A task that started at `startDate` has its start announced
+    /// (``SessionCore/announceStart(of:delegate:startDate:)``) once, as soon as the first request has gone out, or
+    /// before whatever else happens first: a cached answer, an adapter, a failure.
     static func run(
-        _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool, early: CollectedResponse?
+        _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool,
+        announcingStartFrom startDate: Date? = nil
     ) async throws {
         var source = task.requestSource
-        guard source.url != nil else {
-            if early != nil { delegate.exchange.cancel() }
-            throw CourierError.invalidURL("")
-        }
-        if try await !delegate.downloadFile.open(), var request = source.make() {
-            // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
-            request.setValue(nil, forHTTPHeaderField: "Range")
-            request.setValue(nil, forHTTPHeaderField: "If-Range")
-            source = .made(request)
+        do {
+            guard source.url != nil else { throw CourierError.invalidURL("") }
+            if let file = delegate.downloadFile, try await !file.open(), var request = source.make() {
+                // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
+                request.setValue(nil, forHTTPHeaderField: "Range")
+                request.setValue(nil, forHTTPHeaderField: "If-Range")
+                source = .made(request)
+            }
+        } catch {
+            if let startDate { core.announceStart(of: task, delegate: delegate, startDate: startDate) }
+            throw error
         }
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
-            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, early: early,
+            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
             interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
         )
-        try await exchange.run(collect: collect)
+        do {
+            try await exchange.run(collect: collect)
+        } catch {
+            exchange.announceStart()
+            throw error
+        }
+    }
+
+    /// Announces the task's start if that is still to be done.
+    mutating func announceStart() {
+        guard let startDate = startToAnnounce else { return }
+        startToAnnounce = nil
+        core.announceStart(of: task, delegate: delegate, startDate: startDate)
     }
 
     /// The request loop.
     private mutating func run(collect: Bool) async throws {
-        defer {
-            if early != nil { delegate.exchange.cancel() }  // started but never awaited: nobody wants it
-        }
+        // Only a request that goes out at once, with no cache or adapter to see it first, overlaps the bookkeeping.
+        if core.configuration.urlCache != nil || interceptor?.adaptsRequests == true { announceStart() }
         if try answerFromCacheOrPrepareRevalidation() { return }
         while true {
             try core.checkCancellation(task, delegate: delegate)
@@ -104,31 +122,39 @@ struct TaskExchange {
         }
     }
 
-    /// Sends ``request`` (or awaits the early exchange) and returns the response head with the body to read.
+    /// Sends the request and returns the response head with the body to read. A collected exchange is started
+    /// before the task's start is announced (``announceStart()``), and awaited after.
     private mutating func send(collect: Bool) async throws -> (TransportResponse, URL) {
         guard let url = source.url else { throw CourierError.invalidURL("") }
         // A plain request is still the original, which the task makes on demand.
         if case .made(let request) = source { task.mutable.withLock { $0.currentRequest = request } }
         delegate.state.withLock { $0.exchangeCount += 1 }
         let fetchStart = Date()
-        let response: TransportResponse
-        if let started = early {
-            early = nil
-            delegate.expectUpload(total: -1)  // what makeTransportRequest notes for a request without a body
-            response = try await started.response()
-        } else {
-            let request = request  // made once here when still plain
-            try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs, request: request)
-            var outgoing = core.makeTransportRequest(request, url: url, body: body, task: task, delegate: delegate)
-            try core.configure(&outgoing, policyURL: url)
+        let outgoing: TransportRequest
+        let started: CollectedResponse?
+        do {
+            try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
+            var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
+            try core.configure(&request, policyURL: url)
+            outgoing = request
             delegate.touch()
-            response =
-                if collect {
-                    try await core.transport.collect(
-                        outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
-                } else {
-                    try await core.transport.send(outgoing)
-                }
+            started =
+                collect
+                ? try core.transport.startCollecting(
+                    outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() }) : nil
+        } catch {
+            announceStart()
+            throw error
+        }
+        announceStart()
+        let response: TransportResponse
+        if let started {
+            response = try await started.response()
+        } else if collect {
+            response = try await core.transport.collect(
+                outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
+        } else {
+            response = try await core.transport.send(outgoing)
         }
         delegate.touch()
         if let metrics = response.metrics {
