@@ -10,7 +10,7 @@ extension SessionCore {
     func context(for task: SessionTask, delegate: TaskDelegate) -> CourierError.Context {
         CourierError.Context(
             request: task.currentRequest, response: task.response,
-            data: delegate.isDownload ? nil : delegate.receivedData)
+            data: delegate.isDownload ? nil : delegate.receivedData)  // a stream's is empty
     }
 
     /// The ``CourierError`` a task that failed with `error` ends with, with its request, response and body.

@@ -32,7 +32,7 @@ extension TaskExchange {
 
     /// The most body bytes the task may hold, when it holds them in memory (not a download's file or a stream).
     private var inMemoryLimit: Int? {
-        guard delegate.stream == nil, !delegate.isDownload else { return nil }
+        guard delegate.keepsBodyInMemory else { return nil }
         return max(core.configuration.maximumInMemoryBodySize, 0)
     }
 

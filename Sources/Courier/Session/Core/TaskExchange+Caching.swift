@@ -58,8 +58,8 @@ extension TaskExchange {
 
     /// What the cache can do for this task: only `GET` data tasks whose body is collected take part.
     private func plan() -> HTTPCaching.Plan {
-        guard let cache = core.configuration.urlCache, task is DataTask, delegate.stream == nil,
-            delegate.uploadBody == nil, !delegate.isDownload
+        guard let cache = core.configuration.urlCache, task is DataTask, delegate.keepsBodyInMemory,
+            delegate.uploadBody == nil
         else { return .network(store: false) }
         let policy =
             request.cachePolicy != .useProtocolCachePolicy
