@@ -26,10 +26,10 @@ extension SessionManager {
         options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> DataResponse<URL> {
-        try await awaitDownload(request: request) { completion in
+        try await awaitDownload(request: request) {
             makeDownloadTask(
                 request: request, progress: progress, destination: { _, _ in destination }, options: options,
-                completionHandler: completion, file: .success(.new), forAsyncCall: true)
+                completionHandler: nil, file: .success(.new), forAsyncCall: true)
         }
     }
 
@@ -42,48 +42,31 @@ extension SessionManager {
     ) async throws -> DataResponse<URL> {
         let decoded = Result { try DownloadResumeData(data: resumeData) }
         let request = (try? decoded.get())?.makeRequest()
-        return try await awaitDownload(request: request) { completion in
+        return try await awaitDownload(request: request) {
             makeDownloadTask(
                 request: request, progress: progress, destination: { _, _ in destination }, options: options,
-                completionHandler: completion, file: decoded.map { .continuing($0) }, forAsyncCall: true)
+                completionHandler: nil, file: decoded.map { .continuing($0) }, forAsyncCall: true)
         }
     }
 
-    /// Runs a download task made by `make` for the `async` API: its completion resumes the continuation where the
-    /// task finishes, never through the completion queue.
-    private func awaitDownload(
-        request: URLRequest?, _ make: (@escaping TaskCompletionHandler) -> DownloadTask
-    ) async throws -> DataResponse<URL> {
+    /// Runs a download task made by `make` for the `async` API, on the session's typed road
+    /// (`SessionCore.runDownload`): no completion handler, continuation or completion queue.
+    private func awaitDownload(request: URLRequest?, _ make: () -> DownloadTask) async throws -> DataResponse<URL> {
         let started = Date()
-        let box = Locked<DownloadTask?>(nil)
-        let (response, url) = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (continuation: CheckedContinuation<(HTTPURLResponse?, URL?), any Error>) in
-                let task = make { response, object, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else {
-                        continuation.resume(returning: (response, object as? URL))
-                    }
-                }
-                box.withLock { $0 = task }
-                task.resume()
-                if Task.isCancelled { task.cancel() }
-            }
-        } onCancel: {
-            box.withLock { $0 }?.cancel()
+        let task = make()
+        guard let delegate = core.delegate(for: task) else {
+            // Completed as it was made (resume data that could not be read).
+            throw task.error ?? CourierError.cancelled(context: CourierError.Context(request: request))
         }
-        let task = box.withLock { $0 }
-        guard let response, let url else {
+        let url = try await core.runDownload(task, delegate: delegate)
+        guard let head = task.head else {
             throw CourierError.badServerResponse(
-                reason: "the download finished without a response or a file", underlyingError: nil,
+                reason: "the download finished without a response", underlyingError: nil,
                 context: CourierError.Context(request: request))
         }
-        var downloaded = DataResponse(
-            request: task?.currentRequest ?? request ?? URLRequest(url: url), response: response, data: Data(),
-            value: url, metrics: DataResponse.Metrics(start: started, end: Date()))
-        downloaded.taskMetrics = task?.metrics
-        return downloaded
+        return DataResponse(
+            task: task, head: head, data: Data(), value: url,
+            metrics: DataResponse.Metrics(start: started, end: Date()))
     }
 }
 

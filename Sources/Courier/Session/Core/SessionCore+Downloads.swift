@@ -7,7 +7,13 @@ import Foundation
 /// A finished download's file: validated, then moved where the hook or the task's destination says, or handed over
 /// in place.
 extension SessionCore {
-    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async {
+    ///
+    /// - Returns: what was delivered: the file's URL (at its destination, or the temporary one without a
+    ///   destination) and the error, if any.
+    @discardableResult
+    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async -> (
+        file: URL?, error: (any Error)?
+    ) {
         let response = task.response
         // Validated before anything is moved: the `async` download's promise is that an unacceptable response (an
         // error page) never replaces the file at its destination.
@@ -22,7 +28,7 @@ extension SessionCore {
             // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
             try? await BlockingIO.runToCompletion { try? FileManager.default.removeItem(at: temporaryURL) }
             deliver(task, delegate: delegate, object: nil, error: unacceptable, payload: .none)
-            return
+            return (nil, unacceptable)
         }
         let destination =
             (task as? DownloadTask).flatMap { hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
@@ -35,7 +41,7 @@ extension SessionCore {
             ) {
                 try? FileManager.default.removeItem(at: temporaryURL)
             }
-            return
+            return (temporaryURL, nil)
         }
         let options = delegate.downloadOptions
         do {
@@ -54,11 +60,12 @@ extension SessionCore {
                 context: CourierError.Context(request: task.currentRequest, response: response))
             events.send(.failedToMoveDownload(task, failure))
             deliver(task, delegate: delegate, object: destination, error: failure, payload: .assetPath(destination))
-            return
+            return (destination, failure)
         }
         events.send(.movedDownload(task))
         // The callback API, as AFNetworking's: the file is moved even for an unacceptable response, and the
         // completion handler gets both its URL and the error.
         deliver(task, delegate: delegate, object: destination, error: unacceptable, payload: .assetPath(destination))
+        return (destination, unacceptable)
     }
 }

@@ -48,15 +48,7 @@ extension SessionCore {
     private func runTypedBody<Serializer: ResponseSerializer>(
         _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
     ) async throws -> (Serializer.SerializedObject, Data) {
-        let started = task.mutable.withLock { state -> Bool in
-            guard state.state == .suspended, !state.started else { return false }
-            state.state = .running
-            state.started = true
-            return true
-        }
-        guard started else {
-            throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
-        }
+        try begin(task)
         var failure: (any Error)?
         do {
             // The first request goes out before the bookkeeping that need not precede it; the task started first.
@@ -85,6 +77,62 @@ extension SessionCore {
             }
         }
         return try outcome.get()
+    }
+
+    /// Marks a task of the `async` API running, once.
+    ///
+    /// - Throws: ``CourierError/cancelled(context:)`` when it was cancelled (or completed) before it could start.
+    private func begin(_ task: SessionTask) throws {
+        let started = task.mutable.withLock { state -> Bool in
+            guard state.state == .suspended, !state.started else { return false }
+            state.state = .running
+            state.started = true
+            return true
+        }
+        guard started else {
+            throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
+        }
+    }
+
+    /// Runs a download task for the `async` API on the road every task takes: the body into its file, then the
+    /// response validated before the file is moved (``finishDownload(_:delegate:temporaryURL:)``), and the file's
+    /// URL returned; no completion handler and no continuation. A Swift task of its own runs it, so that a caller
+    /// that goes away still leaves the file moved or deleted.
+    func runDownload(_ task: DownloadTask, delegate: TaskDelegate) async throws -> URL {
+        let runner = Task { try await self.runDownloadBody(task, delegate: delegate) }
+        task.attachRunner { runner.cancel() }
+        return try await withTaskCancellationHandler {
+            try await runner.value
+        } onCancel: {
+            runner.cancel()
+            task.cancel()
+        }
+    }
+
+    private func runDownloadBody(_ task: DownloadTask, delegate: TaskDelegate) async throws -> URL {
+        try begin(task)
+        do {
+            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, announcingStartFrom: Date())
+        } catch {
+            let failure = courierError(error, task: task, delegate: delegate)
+            finish(task, delegate: delegate, error: failure)
+            throw task.error ?? failure
+        }
+        guard markCompleted(task, delegate: delegate, error: nil) else {
+            throw task.error ?? CourierError.cancelled(context: context(for: task, delegate: delegate))
+        }
+        delegate.downloadFile?.dropResumeDataRequest()
+        guard let temporaryURL = delegate.downloadFile?.finish() else {
+            let failure = CourierError.badServerResponse(
+                reason: "the download finished without a file", underlyingError: nil,
+                context: context(for: task, delegate: delegate))
+            deliver(task, delegate: delegate, object: nil, error: failure, payload: .none)
+            throw failure
+        }
+        let (file, error) = await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+        if let error { throw error }
+        guard let file else { throw CourierError.cancelled(context: context(for: task, delegate: delegate)) }
+        return file
     }
 
     /// The bookkeeping of a task's start that need not precede its first request: the `resumed` event and the
