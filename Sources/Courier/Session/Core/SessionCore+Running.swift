@@ -83,13 +83,7 @@ extension SessionCore {
     ///
     /// - Throws: ``CourierError/cancelled(context:)`` when it was cancelled (or completed) before it could start.
     private func begin(_ task: SessionTask) throws {
-        let started = task.mutable.withLock { state -> Bool in
-            guard state.state == .suspended, !state.started else { return false }
-            state.state = .running
-            state.started = true
-            return true
-        }
-        guard started else {
+        guard task.mutable.withLock({ $0.lifecycle.beginRun() }) else {
             throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
         }
     }

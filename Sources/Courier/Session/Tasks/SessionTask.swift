@@ -47,8 +47,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     var runsWhenResumed: Bool { true }
 
     struct Mutable {
-        var state: State = .suspended
-        var started = false
+        var lifecycle = TaskLifecycle()
+        var state: State { lifecycle.state }
         /// Set once a request other than the original is sent (`nil` means the original).
         var currentRequest: URLRequest?
         var madeOriginal: URLRequest?
@@ -66,6 +66,13 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         var gate: [CheckedContinuation<Void, Never>] = []
         /// Cancels the Swift task running this task, once there is one.
         var cancelRunner: (@Sendable () -> Void)?
+
+        /// Lets every caller waiting while the task is suspended go on.
+        mutating func releaseWaiters() {
+            let waiting = gate
+            gate = []
+            waiting.forEach { $0.resume() }
+        }
     }
 
     let mutable: Locked<Mutable>
@@ -129,47 +136,36 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// ``resume()``'s work, which a subclass that overrides ``resume()`` still reaches.
     final func startRunning() {
-        let (changed, start) = mutable.withLock { state -> (Bool, Bool) in
-            guard state.state == .suspended else { return (false, false) }
-            state.state = .running
-            let start = !state.started
-            state.started = true
-            let waiting = state.gate
-            state.gate = []
-            waiting.forEach { $0.resume() }
-            return (true, start)
+        let actions = mutable.withLock { state in
+            let actions = state.lifecycle.resume()
+            if actions.releaseWaiters { state.releaseWaiters() }
+            return actions
         }
-        guard changed else { return }
-        controller?.taskDidChangeState(self, to: .running)
-        if start { controller?.start(self) }
+        guard let announced = actions.announce else { return }
+        controller?.taskDidChangeState(self, to: announced)
+        if actions.start { controller?.start(self) }
     }
 
     /// Pauses a running task: it stops reading the response body (so the transport stops reading the socket)
     /// until ``resume()``. Does nothing unless the task is running.
     public func suspend() {
-        let changed = mutable.withLock { state -> Bool in
-            guard state.state == .running else { return false }
-            state.state = .suspended
-            return true
+        if let announced = mutable.withLock({ $0.lifecycle.suspend() }).announce {
+            controller?.taskDidChangeState(self, to: announced)
         }
-        if changed { controller?.taskDidChangeState(self, to: .suspended) }
     }
 
     /// Cancels the task: it completes with ``CourierError/cancelled(context:)`` (code -999), even if it was never
     /// resumed. Does nothing once the task is canceling or completed.
     public func cancel() {
-        let neverStarted = mutable.withLock { state -> Bool? in
-            guard state.state == .suspended || state.state == .running else { return nil }
-            state.state = .canceling
-            let waiting = state.gate
-            state.gate = []
-            waiting.forEach { $0.resume() }
-            return !state.started
+        let actions = mutable.withLock { state in
+            let actions = state.lifecycle.cancel()
+            if actions.releaseWaiters { state.releaseWaiters() }
+            return actions
         }
-        guard let neverStarted else { return }
-        controller?.taskDidChangeState(self, to: .canceling)
-        cancelExecution()
-        if neverStarted { controller?.cancelBeforeStart(self) }
+        guard let announced = actions.announce else { return }
+        controller?.taskDidChangeState(self, to: announced)
+        if actions.cancelRunner { cancelExecution() }
+        if actions.completeUnstarted { controller?.cancelBeforeStart(self) }
     }
 
     /// Records how to cancel the Swift task now running this task; if ``cancel()`` came first, cancels it at once.
@@ -204,14 +200,11 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Marks the task completed; `false` if it already was (so completion happens exactly once).
     func markCompleted(error: (any Error)?, metrics: TaskMetrics? = nil) -> Bool {
         mutable.withLock { state in
-            guard state.state != .completed else { return false }
-            state.state = .completed
+            guard state.lifecycle.complete() else { return false }
             state.error = error
             state.metrics = metrics
             state.cancelRunner = nil
-            let waiting = state.gate
-            state.gate = []
-            waiting.forEach { $0.resume() }
+            state.releaseWaiters()
             return true
         }
     }
