@@ -42,11 +42,12 @@ def build_flags(package):
     return flags
 
 
-def top_level_names(package, module, flags, out):
-    subprocess.run(["swift-symbolgraph-extract", "-module-name", module, "-target", "x86_64-unknown-linux-gnu",
-                    "-minimum-access-level", "public", "-output-dir", out] + flags,
-                   check=True, stdout=subprocess.DEVNULL)
-    graph = json.load(open(os.path.join(out, f"{module}.symbols.json")))
+def top_level_names(module, flags):
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(["swift-symbolgraph-extract", "-module-name", module, "-target", "x86_64-unknown-linux-gnu",
+                        "-minimum-access-level", "public", "-output-dir", out] + flags,
+                       check=True, stdout=subprocess.DEVNULL)
+        graph = json.load(open(os.path.join(out, f"{module}.symbols.json")))
     return {symbol["pathComponents"][0].split("(")[0] for symbol in graph["symbols"]
             if len(symbol["pathComponents"]) == 1 and symbol["kind"]["identifier"] != "swift.extension"}
 
@@ -57,16 +58,15 @@ def main():
     parser.add_argument("--write", metavar="FRAMEWORK", help="write that framework's list from --package's build")
     parser.add_argument("--check", metavar="FRAMEWORK", help="fail when that framework's saved list is stale")
     args = parser.parse_args()
-    out = tempfile.mkdtemp()
     flags = build_flags(ROOT)
-    courier = {module: top_level_names(ROOT, module, flags, out) for module in COURIER}
-    others = {module: top_level_names(ROOT, module, flags, out) for module in NEIGHBOURS}
+    courier = {module: top_level_names(module, flags) for module in COURIER}
+    others = {module: top_level_names(module, flags) for module in NEIGHBOURS}
     framework = args.write or args.check
     if framework:
         package_flags = build_flags(args.package)
         names = set()
         for module in FRAMEWORKS[framework]:
-            names |= top_level_names(args.package, module, package_flags, out)
+            names |= top_level_names(module, package_flags)
         listed = os.path.join(LISTS, f"{framework}.txt")
         text = "\n".join(sorted(names)) + "\n"
         if args.write:

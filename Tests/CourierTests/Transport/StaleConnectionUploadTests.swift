@@ -47,15 +47,32 @@ import Testing
         return file
     }
 
+    /// Runs `body` with a scripted server, a transport and the payload's scratch file, and removes all three on every
+    /// way out.
+    static func withServer(
+        _ transportKind: USTTransportKind,
+        _ body: (ScriptedServer, any Transport, URL) async throws -> Void
+    ) async throws {
+        let server = try await startServer()
+        let transport = transportKind.make()
+        let file = try scratchFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        do {
+            try await body(server, transport, file)
+        } catch {
+            await transport.shutdown()
+            try await server.stop()
+            throw error
+        }
+        await transport.shutdown()
+        try await server.stop()
+    }
+
     // Before the fix the PUT on URLSessionTransport never completed (the server waited for a body that never came),
     // so a minute is the bound that turns that hang into a failure; the exchange takes milliseconds.
     @Test(.timeLimit(.minutes(1)), arguments: USTTransportKind.allCases, BodyKind.allCases)
     func anIdempotentUploadIsSentAgainWhole(_ transportKind: USTTransportKind, _ bodyKind: BodyKind) async throws {
-        let server = try await Self.startServer()
-        let transport = transportKind.make()
-        let file = try Self.scratchFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do {
+        try await Self.withServer(transportKind) { server, transport, file in
             let first = try await transport.send(try Self.request("PUT", server.url("first"), bodyKind, file: file))
             #expect(try await Self.collect(first.body) == "100000")
             let second = try await transport.send(try Self.request("PUT", server.url("second"), bodyKind, file: file))
@@ -76,24 +93,14 @@ import Testing
                     #expect(!FileManager.default.fileExists(atPath: temporary.path))
                 }
             }
-        } catch {
-            await transport.shutdown()
-            try await server.stop()
-            throw error
         }
-        await transport.shutdown()
-        try await server.stop()
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: USTTransportKind.allCases, BodyKind.allCases)
     func aPostIsNotSentAgainButFailsAsAConnectionLost(
         _ transportKind: USTTransportKind, _ bodyKind: BodyKind
     ) async throws {
-        let server = try await Self.startServer()
-        let transport = transportKind.make()
-        let file = try Self.scratchFile()
-        defer { try? FileManager.default.removeItem(at: file) }
-        do {
+        try await Self.withServer(transportKind) { server, transport, file in
             let first = try await transport.send(try Self.request("POST", server.url("first"), bodyKind, file: file))
             #expect(try await Self.collect(first.body) == "100000")
             let error = await thrownCourierError {
@@ -109,12 +116,6 @@ import Testing
                 let temporary = try #require(urlSession.delegate.statistics.value.lastUploadFile)
                 #expect(!FileManager.default.fileExists(atPath: temporary.path))
             }
-        } catch {
-            await transport.shutdown()
-            try await server.stop()
-            throw error
         }
-        await transport.shutdown()
-        try await server.stop()
     }
 }

@@ -33,6 +33,9 @@ final class DownloadFile: Sendable {
         var resumeOffset: Int64 = 0
         /// Set by ``DownloadTask/cancel(producingResumeData:)``: keep the partial file and describe it.
         var resumeDataHandler: (@Sendable (Data?) -> Void)?
+
+        /// Whether there is a file, planned or opened.
+        var hasFile: Bool { url != nil || planned != nil }
     }
 
     private let state = Locked(State())
@@ -44,7 +47,7 @@ final class DownloadFile: Sendable {
     }
 
     /// Whether the task writes its body to a file (planned or open).
-    var isDownload: Bool { state.withLock { $0.url != nil || $0.planned != nil } }
+    var isDownload: Bool { state.withLock { $0.hasFile } }
 
     /// The file's URL once it has been opened (it stays set after the file is closed or deleted).
     var url: URL? { state.withLock { $0.url } }
@@ -215,7 +218,7 @@ final class DownloadFile: Sendable {
     /// Asks for resume data when the task ends by cancellation; `false` if the task is not a download.
     func wantResumeData(_ handler: @escaping @Sendable (Data?) -> Void) -> Bool {
         state.withLock { state in
-            guard state.url != nil || state.planned != nil, state.resumeDataHandler == nil else { return false }
+            guard state.hasFile, state.resumeDataHandler == nil else { return false }
             state.resumeDataHandler = handler
             return true
         }

@@ -43,30 +43,37 @@ extension SessionCore {
             task, delegate: delegate, object: nil, error: error, payload: isDownload ? .none : responseData(delegate))
     }
 
-    /// Completes a task of the callback API that succeeded, exactly once: serialization (in the runner, off the
+    /// Completes a task of the callback API (or the `async` download) that succeeded, exactly once: serialization (in the runner, off the
     /// transport's threads, as AFNetworking's processing queue is), the download's file (moved on
     /// ``BlockingIO``'s threads), then ``deliver(_:delegate:object:error:payload:afterward:)``.
-    func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async {
-        guard markCompleted(task, delegate: delegate, error: nil) else { return }
+    ///
+    /// - Returns: what was delivered; `nil` when the task had completed already and nothing was.
+    @discardableResult
+    func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async -> (
+        object: (any Sendable)?, error: (any Error)?
+    )? {
+        guard markCompleted(task, delegate: delegate, error: nil) else { return nil }
         delegate.stream?.finish(nil)
         delegate.downloadFile?.dropResumeDataRequest()
         if delegate.stream != nil {
             deliver(task, delegate: delegate, object: nil, error: nil, payload: .none)
-            return
+            return (nil, nil)
         }
         if let temporaryURL = delegate.downloadFile?.finish() {
-            await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
-            return
+            let (file, error) = await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+            return (file, error)
         }
         let data = delegate.receivedData
         do {
             let object = try serialize(data, of: task, with: delegate.serializer)
             deliver(task, delegate: delegate, object: object, error: nil, payload: responseData(delegate))
+            return (object, nil)
         } catch {
             // As AFNetworking does, an unacceptable status still hands over the body it could parse.
             let failure = attachingRequest(of: task, to: error)
             let parsed = (failure as? CourierError).flatMap { $0.errorCode == -1011 ? $0.serializedObject : nil }
             deliver(task, delegate: delegate, object: parsed, error: failure, payload: responseData(delegate))
+            return (parsed, failure)
         }
     }
 

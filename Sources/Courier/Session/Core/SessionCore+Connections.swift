@@ -38,15 +38,11 @@ extension SessionCore {
             throw task.error ?? CourierError.cancelled(context: context(for: task, delegate: delegate))
         }
         delegate.state.withLock { $0.startDate = $0.startDate ?? Date() }
-        // A Swift task of its own, so that `cancel()` on the session task can stop it.
-        let runner = Task { try await self.openConnection(task, delegate: delegate, with: open) }
-        task.attachRunner { runner.cancel() }
         let opened: OpenedConnection<Connection>
         do {
-            opened = try await withTaskCancellationHandler {
-                try await runner.value
-            } onCancel: {
-                task.cancel()
+            // A Swift task of its own, so that `cancel()` on the session task can stop it.
+            opened = try await runInOwnTask(task) {
+                try await self.openConnection(task, delegate: delegate, with: open)
             }
         } catch {
             let failure = courierError(error, task: task, delegate: delegate)

@@ -10,7 +10,6 @@ extension SessionCore {
     ///
     /// - Returns: what was delivered: the file's URL (at its destination, or the temporary one without a
     ///   destination) and the error, if any.
-    @discardableResult
     func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async -> (
         file: URL?, error: (any Error)?
     ) {

@@ -33,9 +33,17 @@ extension SessionCore {
                 task.cancel()
             }
         }
-        let runner = Task {
+        return try await runInOwnTask(task) {
             try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false)
         }
+    }
+
+    /// Runs `body` in a Swift task of its own, which ``SessionTask/cancel()`` on `task` interrupts; cancelling the
+    /// caller cancels both.
+    func runInOwnTask<Value: Sendable>(
+        _ task: SessionTask, _ body: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let runner = Task { try await body() }
         task.attachRunner { runner.cancel() }
         return try await withTaskCancellationHandler {
             try await runner.value
@@ -93,14 +101,7 @@ extension SessionCore {
     /// URL returned; no completion handler and no continuation. A Swift task of its own runs it, so that a caller
     /// that goes away still leaves the file moved or deleted.
     func runDownload(_ task: DownloadTask, delegate: TaskDelegate) async throws -> URL {
-        let runner = Task { try await self.runDownloadBody(task, delegate: delegate) }
-        task.attachRunner { runner.cancel() }
-        return try await withTaskCancellationHandler {
-            try await runner.value
-        } onCancel: {
-            runner.cancel()
-            task.cancel()
-        }
+        try await runInOwnTask(task) { try await self.runDownloadBody(task, delegate: delegate) }
     }
 
     private func runDownloadBody(_ task: DownloadTask, delegate: TaskDelegate) async throws -> URL {
@@ -112,20 +113,16 @@ extension SessionCore {
             finish(task, delegate: delegate, error: failure)
             throw task.error ?? failure
         }
-        guard markCompleted(task, delegate: delegate, error: nil) else {
+        // The callback API's completion, whose outcome is this call's.
+        guard let outcome = await finishSucceeded(task, delegate: delegate) else {
             throw task.error ?? CourierError.cancelled(context: context(for: task, delegate: delegate))
         }
-        delegate.downloadFile?.dropResumeDataRequest()
-        guard let temporaryURL = delegate.downloadFile?.finish() else {
-            let failure = CourierError.badServerResponse(
+        if let error = outcome.error { throw error }
+        guard let file = outcome.object as? URL else {
+            throw CourierError.badServerResponse(
                 reason: "the download finished without a file", underlyingError: nil,
                 context: context(for: task, delegate: delegate))
-            deliver(task, delegate: delegate, object: nil, error: failure, payload: .none)
-            throw failure
         }
-        let (file, error) = await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
-        if let error { throw error }
-        guard let file else { throw CourierError.cancelled(context: context(for: task, delegate: delegate)) }
         return file
     }
 

@@ -164,29 +164,9 @@ final class TaskDelegate: @unchecked Sendable {
 
     var isDownload: Bool { downloadFile?.isDownload ?? false }
 
-    /// Where a task's response body goes; decided by what the task is, and changed only by a response that turns a
-    /// data task into a download.
-    enum BodySink {
-        /// Kept in memory (``receivedData``), for the serializer.
-        case memory
-        /// Written to the download's file.
-        case file(DownloadFile)
-        /// Handed to a streamed body's consumer, chunk by chunk, never kept.
-        case stream(ChunkHandoff)
-    }
-
-    /// Where the response body goes now.
-    var sink: BodySink {
-        if let stream { return .stream(stream) }
-        if let file = downloadFile, file.isDownload { return .file(file) }
-        return .memory
-    }
-
-    /// Whether the body is kept in memory.
-    var keepsBodyInMemory: Bool {
-        if case .memory = sink { return true }
-        return false
-    }
+    /// Whether the body is kept in memory (``receivedData``, for the serializer): not streamed to a consumer, not
+    /// written to a download's file.
+    var keepsBodyInMemory: Bool { stream == nil && !isDownload }
 
     /// The download's file, if the task has one.
     var downloadFile: DownloadFile? { state.withLock { $0.downloadFile } }

@@ -37,8 +37,8 @@ struct TaskExchange {
     var visited: Set<String> = []
     var redirects = 0
     var authenticationAttempts = 0
-    /// The leading interceptor (the tracing's), the session's, then the request's (see ``RequestInterceptor``); `nil` when
-    /// there is none.
+    /// The leading interceptor (the tracing's), the session's, then the request's (see ``RequestInterceptor``);
+    /// `nil` when there is none.
     let interceptor: (any RequestInterceptor)?
 
     /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
@@ -49,25 +49,20 @@ struct TaskExchange {
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool,
         announcingStartFrom startDate: Date? = nil
     ) async throws {
-        var source = task.requestSource
-        do {
-            guard source.url != nil else { throw CourierError.invalidURL("") }
-            if let file = delegate.downloadFile, try await !file.open(), var request = source.make() {
-                // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
-                request.setValue(nil, forHTTPHeaderField: "Range")
-                request.setValue(nil, forHTTPHeaderField: "If-Range")
-                source = .made(request)
-            }
-        } catch {
-            if let startDate { core.announceStart(of: task, delegate: delegate, startDate: startDate) }
-            throw error
-        }
+        let source = task.requestSource
         var exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
             body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
             interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
         )
         do {
+            guard source.url != nil else { throw CourierError.invalidURL("") }
+            if let file = delegate.downloadFile, try await !file.open(), var request = source.make() {
+                // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
+                request.setValue(nil, forHTTPHeaderField: "Range")
+                request.setValue(nil, forHTTPHeaderField: "If-Range")
+                exchange.source = .made(request)
+            }
             try await exchange.run(collect: collect)
         } catch {
             exchange.announceStart()
@@ -133,6 +128,8 @@ struct TaskExchange {
         let outgoing: TransportRequest
         let started: CollectedResponse?
         do {
+            // Announced once the request is on its way, or has failed to go out.
+            defer { announceStart() }
             try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
             var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
             try core.configure(&request, policyURL: url)
@@ -142,11 +139,7 @@ struct TaskExchange {
                 collect
                 ? try core.transport.startCollecting(
                     outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() }) : nil
-        } catch {
-            announceStart()
-            throw error
         }
-        announceStart()
         let response: TransportResponse
         if let started {
             response = try await started.response()
@@ -169,7 +162,7 @@ struct TaskExchange {
         return (response, url)
     }
 
-    /// The tracing's adapter, the session's interceptor and the request's as one, in that order; `nil` for none.
+    /// The leading interceptor, the session's and the request's as one, in that order; `nil` for none.
     static func interceptor(
         _ first: (any RequestInterceptor)?, _ second: (any RequestInterceptor)?, _ third: (any RequestInterceptor)?
     ) -> (any RequestInterceptor)? {

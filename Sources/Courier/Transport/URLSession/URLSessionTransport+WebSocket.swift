@@ -14,7 +14,7 @@ extension URLSessionTransport {
     public func openWebSocket(
         _ request: TransportRequest, configuration: WebSocketConfiguration
     ) async throws -> any WebSocketConnection {
-        if isShutDown.withLock({ $0 }) {
+        if isShutDown.value {
             throw CourierError.requestFailed(underlyingError: TransportShutDownError(), context: CourierError.Context())
         }
         return try await NIOWebSocketConnector(
