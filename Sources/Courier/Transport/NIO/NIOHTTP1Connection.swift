@@ -77,7 +77,8 @@ final class NIOHTTP1Connection: Sendable {
 /// channel's close; after any error the connection is closed, never reused. A connection is offered for the next
 /// exchange only once everything read with its last response has been parsed (``channelReadComplete(context:)``),
 /// so bytes a server sent past the response (a second, unsolicited response, or a body a `HEAD`, `204` or `304`
-/// cannot have) close the connection instead of answering the next request.
+/// cannot have) close the connection instead of answering the next request. The response is handed to its exchange
+/// just after the connection is back in the pool, so a caller that sends its next request at once finds it there.
 final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -102,6 +103,8 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     /// A response ended on a connection that may be reused: the pool hears of it when the read that brought the end
     /// is done.
     private var reusableAfterRead = false
+    /// That response, handed to its exchange once the pool has the connection back (or the connection has failed).
+    private var ended: (exchange: NIOHTTP1Exchange, response: NIOBodyGatherer.Gathered)?
     /// Informational heads of the exchange in flight.
     private var informational = 0
     var onReusable: (() -> Void)?
@@ -228,12 +231,12 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             let reusable = head.isKeepAlive && !requestCloses
             state = reusable ? .idle : .closed
             timing.responseEnd = Date()
-            exchange.finish(
-                .success(NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer(), timing: timing)),
-                sawHead: true)
+            let response = NIOBodyGatherer.Gathered(head: head, body: body ?? ByteBuffer(), timing: timing)
             if reusable {
+                ended = (exchange, response)
                 reusableAfterRead = true
             } else {
+                exchange.finish(.success(response), sawHead: true)
                 context.close(promise: nil)
             }
         }
@@ -246,6 +249,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             reusableAfterRead = false
             if case .idle = state, context.channel.isActive { onReusable?() }
         }
+        handOverEnded()
         context.fireChannelReadComplete()
     }
 
@@ -269,7 +273,16 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
         context?.close(promise: nil)
     }
 
+    /// Hands a response that ended whole to its exchange, if one is waiting.
+    private func handOverEnded() {
+        guard let ended else { return }
+        self.ended = nil
+        ended.exchange.finish(.success(ended.response), sawHead: true)
+    }
+
     private func end(with error: any Error) {
+        // A response that ended whole before the error is still the exchange's.
+        handOverEnded()
         reusableAfterRead = false
         switch state {
         case .waitingForHead(let exchange):
