@@ -275,19 +275,16 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         let url = try url(for: urlString)
         let requestSerializer = requestSerializer
-        let delegate = TaskDelegate(
-            serializer: serializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil, completion: nil,
-            hopsToCompletionQueue: false)
         // A request without a body or headers of its own goes out as the serializer's plain request: its
         // `URLRequest` is made from it only if something asks.
         if headers.isEmpty, let plainSerializer = requestSerializer.baseSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
-            return try await run(.plain(plain, plainSerializer), body: nil, delegate: delegate, serializer: serializer)
+            return try await run(.plain(plain, plainSerializer), body: nil, serializer: serializer)
         }
         let request = try Self.makeRequest(
             method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
-        return try await run(.made(request), body: nil, delegate: delegate, serializer: serializer)
+        return try await run(.made(request), body: nil, serializer: serializer)
     }
 
     /// Sends a prepared request and serializes the response with `serializer`; `interceptor`, when given, adapts
@@ -303,21 +300,23 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         _ request: URLRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
         serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
-        let delegate = TaskDelegate(
-            serializer: serializer, uploadBody: body, uploadProgress: uploadProgress, downloadProgress: nil,
-            completion: nil, hopsToCompletionQueue: false, interceptor: interceptor)
-        return try await run(.made(request), body: body, delegate: delegate, serializer: serializer)
+        try await run(
+            .made(request), body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor
+        )
     }
 
-    /// ``run(_:body:uploadProgress:serializer:)`` with the task's delegate made: the task first, then its exchanges
-    /// on the session's one road (`TaskExchange`).
+    /// ``run(_:body:uploadProgress:serializer:interceptor:)`` for a request made or plain: the task and its
+    /// delegate, then its exchanges on the session's one road (`TaskExchange`).
     private func run<Serializer: ResponseSerializer>(
-        _ request: TaskRequest, body: HTTPRequestBody?, delegate: TaskDelegate,
-        serializer: Serializer
+        _ request: TaskRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
+        serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         let started = Date()
         let task =
             body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
+        let delegate = TaskDelegate(
+            for: task, serializer: serializer, uploadBody: body, uploadProgress: uploadProgress,
+            hopsToCompletionQueue: false, interceptor: interceptor)
         core.register(task, delegate: delegate)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         guard let head = task.head else {

@@ -15,9 +15,7 @@ extension SessionManager {
 
     /// Registers a connection task (or a subclass of one: ``WebSocketTask``) with the session.
     func adopt<Task: ConnectionTask>(_ task: Task) -> Task {
-        let delegate = TaskDelegate(
-            serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: nil,
-            completion: nil, hopsToCompletionQueue: false)
+        let delegate = TaskDelegate(for: task, serializer: responseSerializer, hopsToCompletionQueue: false)
         core.register(task, delegate: delegate)
         return task
     }

@@ -216,8 +216,8 @@ open class SessionManager: @unchecked Sendable {
     ) -> DownloadTask {
         let task = DownloadTask(request: request, controller: core)
         let delegate = TaskDelegate(
-            serializer: responseSerializer, uploadBody: nil, uploadProgress: nil, downloadProgress: progress,
-            completion: completionHandler, hopsToCompletionQueue: !forAsyncCall, destination: destination,
+            for: task, serializer: responseSerializer, downloadProgress: progress, completion: completionHandler,
+            hopsToCompletionQueue: !forAsyncCall, destination: destination,
             downloadOptions: options, movesUnacceptableDownload: !forAsyncCall)
         // The file is opened when the task runs (see DownloadFile.plan): no file system call here.
         switch file {
@@ -256,8 +256,8 @@ open class SessionManager: @unchecked Sendable {
         let handoff = ChunkHandoff()
         let task = DataStreamTask(request: request, controller: core, handoff: handoff)
         let delegate = TaskDelegate(
-            serializer: responseSerializer, uploadBody: body, uploadProgress: nil, downloadProgress: nil,
-            completion: completionHandler, hopsToCompletionQueue: true, stream: handoff)
+            for: task, serializer: responseSerializer, uploadBody: body, completion: completionHandler,
+            hopsToCompletionQueue: true, stream: handoff)
         core.register(task, delegate: delegate)
         return task
     }
@@ -318,7 +318,7 @@ open class SessionManager: @unchecked Sendable {
         _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?
     ) {
         let delegate = TaskDelegate(
-            serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
+            for: task, serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
             downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true
         )
         core.register(task, delegate: delegate)
@@ -326,22 +326,30 @@ open class SessionManager: @unchecked Sendable {
 
     /// The task's upload progress, while it runs.
     public func uploadProgress(for task: SessionTask) -> TaskProgress? {
-        core.delegate(for: task)?.uploadProgress
+        core.delegate(for: task)?.state.withLock { $0.upload.progress }
     }
 
     /// The task's download progress, while it runs.
     public func downloadProgress(for task: SessionTask) -> TaskProgress? {
-        core.delegate(for: task)?.downloadProgress
+        core.delegate(for: task)?.state.withLock { $0.download.progress }
     }
 
     /// The task's upload progress as it changes, starting with the current value; finishes when the task does.
     public func uploadProgressUpdates(for task: SessionTask) -> AsyncStream<TaskProgress> {
-        core.delegate(for: task)?.progressStream(upload: true) ?? AsyncStream { $0.finish() }
+        progressUpdates(for: task, upload: true)
     }
 
     /// The task's download progress as it changes, starting with the current value; finishes when the task does.
     public func downloadProgressUpdates(for task: SessionTask) -> AsyncStream<TaskProgress> {
-        core.delegate(for: task)?.progressStream(upload: false) ?? AsyncStream { $0.finish() }
+        progressUpdates(for: task, upload: false)
+    }
+
+    private func progressUpdates(for task: SessionTask, upload: Bool) -> AsyncStream<TaskProgress> {
+        let delegate = core.delegate(for: task)
+        return AsyncStream { continuation in
+            guard let delegate else { return continuation.finish() }
+            delegate.state.withLock { $0.addStream(continuation, upload: upload) }
+        }
     }
 
     /// Every task's resume, suspend and completion, as they happen, until the manager has been invalidated and its

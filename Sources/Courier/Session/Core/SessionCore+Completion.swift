@@ -16,7 +16,7 @@ extension SessionCore {
     /// The ``CourierError`` a task that failed with `error` ends with, with its request, response and body.
     func courierError(_ error: any Error, task: SessionTask, delegate: TaskDelegate) -> CourierError {
         let context = context(for: task, delegate: delegate)
-        if delegate.state.withLock({ $0.timedOut }) { return .timedOut(context: context) }
+        if delegate.state.withLock({ $0.clocks.timedOut }) { return .timedOut(context: context) }
         if error is CancellationError { return .cancelled(context: context) }
         guard let courier = error as? CourierError else {
             if error is FileChangedError {
@@ -88,7 +88,7 @@ extension SessionCore {
     /// Marks the task completed, takes it out of the map and sends the completed event with its metrics; `false`
     /// (and nothing done) when it had already completed, so every path completes a task exactly once.
     func markCompleted(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) -> Bool {
-        guard task.markCompleted(error: error, metrics: metrics(of: task, delegate: delegate)) else { return false }
+        guard task.markCompleted(error: error) else { return false }
         unregister(task)
         events.send(.completed(task, task.metrics, error: error))
         return true
@@ -124,18 +124,5 @@ extension SessionCore {
     /// A serializer's error with the request it answered attached.
     func attachingRequest(of task: SessionTask, to error: any Error) -> any Error {
         (error as? CourierError)?.withContext { $0.request = task.currentRequest } ?? error
-    }
-
-    private func metrics(of task: SessionTask, delegate: TaskDelegate) -> TaskMetrics {
-        let end = Date()
-        let (start, redirects, exchanges, transactions) = delegate.state.withLock { state in
-            // A body cut short by a failure ends with the task.
-            state.endLastTransaction(at: end)
-            return (state.startDate ?? end, state.redirectCount, state.exchangeCount, state.transactions)
-        }
-        return TaskMetrics(
-            taskInterval: DateInterval(start: min(start, end), end: end), redirectCount: redirects,
-            exchangeCount: exchanges, countOfBytesSent: task.countOfBytesSent,
-            countOfBytesReceived: task.countOfBytesReceived, transactionMetrics: transactions)
     }
 }

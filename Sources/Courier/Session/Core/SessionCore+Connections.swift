@@ -37,7 +37,7 @@ extension SessionCore {
         guard task.state == .running else {
             throw task.error ?? CourierError.cancelled(context: context(for: task, delegate: delegate))
         }
-        delegate.state.withLock { $0.startDate = $0.startDate ?? Date() }
+        delegate.state.withLock { [now = Date()] in $0.noteStart(now) }
         let opened: OpenedConnection<Connection>
         do {
             // A Swift task of its own, so that `cancel()` on the session task can stop it.
@@ -69,12 +69,11 @@ extension SessionCore {
             do {
                 try await exchange.adapt()
                 let request = exchange.request
-                if case .made = exchange.source { task.mutable.withLock { $0.currentRequest = request } }
                 let outgoing = try connectionRequest(for: request)
-                delegate.state.withLock { $0.exchangeCount += 1 }
+                delegate.state.withLock { [made = exchange.source.made] in $0.beginExchange(request: made) }
                 let fetchStart = Date()
                 let opened = try await open(outgoing)
-                task.mutable.withLock { $0.response = opened.response }
+                delegate.state.withLock { $0.response = opened.response }
                 storeCookies(
                     from: opened.response.headers, handlesCookies: request.httpShouldHandleCookies,
                     url: Self.httpURL(outgoing.url))
@@ -83,7 +82,7 @@ extension SessionCore {
                     (metrics.fetchStartDate, metrics.responseStartDate) = (fetchStart, Date())
                     metrics.statusCode = opened.response.statusCode
                 }
-                delegate.recordTransaction(metrics)
+                delegate.state.withLock { [now = Date()] in $0.recordTransaction(metrics, at: now) }
                 events.send(.receivedResponse(task, opened.response))
                 return opened
             } catch {

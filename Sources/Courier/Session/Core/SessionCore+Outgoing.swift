@@ -26,8 +26,7 @@ extension SessionCore {
         let (outgoing, fields) = transportRequest(source, url: url, cookieURL: url)
         let declaredLength = fields.first(where: { $0.key.caseInsensitiveEquals("Content-Length") })?.value
         let total = body?.length ?? declaredLength.flatMap { Int64($0) } ?? -1
-        delegate.expectUpload(total: total)
-        task.mutable.withLock { $0.bytesExpectedToSend = total }
+        delegate.state.withLock { $0.expectUpload(total: total) }
         guard body != nil else { return outgoing }
         let sent = Locked(Int64(0))
         let events = events
@@ -40,7 +39,6 @@ extension SessionCore {
                     return totalSent - previous
                 }
                 guard step > 0 else { return }
-                task.mutable.withLock { $0.bytesSent = totalSent }
                 delegate.didSend(totalBytesSent: totalSent)
                 events.send(.sentBodyData(task, bytes: step, total: totalSent, expected: total))
             })

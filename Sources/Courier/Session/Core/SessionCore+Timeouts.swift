@@ -12,12 +12,10 @@ extension SessionCore {
     func armTimeouts(for task: SessionTask, delegate: TaskDelegate, startDate: Date? = nil) {
         // A request's own timeout when it was changed from `URLRequest`'s default, else the configuration's.
         let requestTimeout = task.requestSource.timeoutInterval ?? configuration.timeoutIntervalForRequest
-        delegate.state.withLock { state in
-            state.lastActivity = .now
-            state.idleTimeout = CheckedConversion.duration(requestTimeout)
-            state.resourceDeadline = .now + CheckedConversion.duration(configuration.timeoutIntervalForResource)
-            if state.startDate == nil { state.startDate = startDate ?? Date() }
-        }
+        let idle = CheckedConversion.duration(requestTimeout)
+        let resource = CheckedConversion.duration(configuration.timeoutIntervalForResource)
+        let start = startDate ?? Date()
+        delegate.state.withLock { $0.armTimeouts(idle: idle, resource: resource, startDate: start) }
         let startSweeper = sweeperRunning.withLock { running -> Bool in
             defer { running = true }
             return !running
@@ -46,7 +44,7 @@ extension SessionCore {
             if stop { return }
         }
         for entry in running {
-            if let deadline = expire(entry, now: now) {
+            if let deadline = entry.delegate.state.withLock({ $0.expire(now: now) }) {
                 nearest = min(nearest, deadline)
             } else {
                 entry.task.cancelExecution()
@@ -56,22 +54,5 @@ extension SessionCore {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         Self.timeoutQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.sweepTimeouts() }
-    }
-
-    /// Marks the entry's task timed out and returns `nil` when a deadline has passed; else its nearest deadline.
-    private func expire(_ entry: Entry, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        let suspended = entry.task.state == .suspended
-        return entry.delegate.state.withLock { state -> ContinuousClock.Instant? in
-            guard let idle = state.idleTimeout, let resourceDeadline = state.resourceDeadline else {
-                return now + .seconds(3600)
-            }
-            if suspended || state.waitingForConsumer || state.waitingToRetry { state.lastActivity = now }
-            let deadline = min(state.lastActivity + idle, resourceDeadline)
-            guard now < deadline else {
-                state.timedOut = true
-                return nil
-            }
-            return deadline
-        }
     }
 }

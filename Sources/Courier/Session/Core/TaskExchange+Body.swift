@@ -19,14 +19,14 @@ extension TaskExchange {
         let alreadyThere = delegate.downloadFile?.resumeOffset ?? 0
         // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
         let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
-        delegate.expectDownload(total: source.method.caseInsensitiveEquals("HEAD") ? 0 : expected)
-        task.mutable.withLock { $0.bytesExpectedToReceive = expected }
+        let progressTotal = source.method.caseInsensitiveEquals("HEAD") ? 0 : expected
+        delegate.state.withLock { $0.expectDownload(expected: expected, progressTotal: progressTotal) }
         if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
         let limit = inMemoryLimit
         try CollectedBodyLimit.checkDeclaredLength(
             limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
         let received = try await readBody(response.body, limit: limit)
-        delegate.endTransaction(received: received)
+        delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
         try storeIfAllowed(head)
     }
 
@@ -63,16 +63,10 @@ extension TaskExchange {
     /// Hands one chunk of the body to the delegate, the event sink and a streaming consumer.
     private func deliver(_ chunk: Data) async throws {
         try await delegate.didReceive(chunk)
-        task.mutable.withLock { $0.bytesReceived += Int64(chunk.count) }
         core.events.send(.receivedData(task, chunk))
         guard let stream = delegate.stream else { return }
-        delegate.state.withLock { $0.waitingForConsumer = true }
-        defer {
-            delegate.state.withLock { state in
-                state.waitingForConsumer = false
-                state.lastActivity = .now  // the idle clock starts again when the consumer is back
-            }
-        }
+        delegate.state.withLock { $0.waitForConsumer(true) }
+        defer { delegate.state.withLock { $0.waitForConsumer(false) } }
         try await stream.send(chunk)
     }
 }

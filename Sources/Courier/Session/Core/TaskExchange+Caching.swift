@@ -78,16 +78,15 @@ extension TaskExchange {
             metrics.statusCode = response?.statusCode
             (metrics.fetchStartDate, metrics.responseStartDate, metrics.responseEndDate) = (now, now, now)
             metrics.countOfResponseBodyBytesReceived = Int64(cached.data.count)
-            delegate.recordTransaction(metrics)
+            delegate.state.withLock { $0.recordTransaction(metrics, at: now) }
         }
-        task.mutable.withLock { state in
+        let length = Int64(cached.data.count)
+        delegate.state.withLock { state in
             state.response = head
-            state.bytesExpectedToReceive = Int64(cached.data.count)
-            state.bytesReceived = Int64(cached.data.count)
+            state.expectDownload(expected: length, progressTotal: length)
         }
         if let head { core.events.send(.receivedResponse(task, head)) }
-        delegate.expectDownload(total: Int64(cached.data.count))
-        delegate.didReceiveInMemory(cached.data)
+        delegate.didReceive(cached.data, inFile: false)
         core.events.send(.receivedData(task, cached.data))
     }
 }

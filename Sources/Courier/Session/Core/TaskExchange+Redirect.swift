@@ -37,7 +37,7 @@ extension TaskExchange {
             body = next.httpBody.map { .data($0) }  // the hook replaced the body
         }
         await discard(response.body)
-        delegate.state.withLock { $0.redirectCount += 1 }
+        delegate.state.withLock { $0.followedRedirect() }
         core.events.send(.redirected(task, response: http, request: next))
         request = next
         return true

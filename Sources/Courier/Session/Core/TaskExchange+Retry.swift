@@ -96,7 +96,7 @@ extension TaskExchange {
         case .retryWithDelay(let wait): delay = max(.zero, wait)
         }
         if let body { await discard(body) }
-        task.mutable.withLock { $0.retryCount += 1 }
+        task.mutable.withLock { $0.retried() }
         core.events.send(.retrying(task, error: failure, delay: delay))
         try await pause(for: delay)
         return true
@@ -109,13 +109,10 @@ extension TaskExchange {
         guard delay > .zero else { return try core.checkCancellation(task, delegate: delegate) }
         let sleeper = Task { try await Task.sleep(for: delay) }
         delegate.exchange.onCancel { sleeper.cancel() }
-        delegate.state.withLock { $0.waitingToRetry = true }
+        delegate.state.withLock { $0.waitToRetry(true) }
         defer {
             delegate.exchange.clear()
-            delegate.state.withLock { state in
-                state.waitingToRetry = false
-                state.lastActivity = .now  // the idle clock starts again with the next try
-            }
+            delegate.state.withLock { $0.waitToRetry(false) }
         }
         try await withTaskCancellationHandler {
             try await sleeper.value

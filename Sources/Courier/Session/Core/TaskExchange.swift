@@ -97,7 +97,7 @@ struct TaskExchange {
                 continue
             }
             let head = ResponseHead(response)
-            task.mutable.withLock { $0.response = head }
+            delegate.state.withLock { $0.response = head }
             core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
             if try await followRedirect(response, head: head, url: url) { continue }
             if try await answerChallenge(response, head: head, url: url) { continue }
@@ -122,8 +122,7 @@ struct TaskExchange {
     private mutating func send(collect: Bool) async throws -> (TransportResponse, URL) {
         guard let url = source.url else { throw CourierError.invalidURL("") }
         // A plain request is still the original, which the task makes on demand.
-        if case .made(let request) = source { task.mutable.withLock { $0.currentRequest = request } }
-        delegate.state.withLock { $0.exchangeCount += 1 }
+        delegate.state.withLock { [made = source.made] in $0.beginExchange(request: made) }
         let fetchStart = Date()
         let outgoing: TransportRequest
         let started: CollectedResponse?
@@ -134,7 +133,6 @@ struct TaskExchange {
             var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
             try core.configure(&request, policyURL: url)
             outgoing = request
-            delegate.touch()
             started =
                 collect
                 ? try core.transport.startCollecting(
@@ -150,15 +148,17 @@ struct TaskExchange {
             response = try await core.transport.send(outgoing)
         }
         delegate.touch()
-        if let metrics = response.metrics {
-            delegate.recordTransaction(metrics)
-        } else {
-            // A transport that measures nothing: the dates the session saw.
-            var metrics = TransactionMetrics(method: source.method, url: url)
-            (metrics.fetchStartDate, metrics.responseStartDate) = (fetchStart, Date())
-            metrics.statusCode = response.statusCode
-            delegate.recordTransaction(metrics)
-        }
+        let now = Date()
+        // A transport that measures nothing: the dates the session saw.
+        let metrics =
+            response.metrics
+            ?? {
+                var metrics = TransactionMetrics(method: source.method, url: url)
+                (metrics.fetchStartDate, metrics.responseStartDate) = (fetchStart, now)
+                metrics.statusCode = response.statusCode
+                return metrics
+            }()
+        delegate.state.withLock { $0.recordTransaction(metrics, at: now) }
         return (response, url)
     }
 
@@ -188,6 +188,6 @@ struct TaskExchange {
         var iterator = body.makeAsyncIterator()
         var received: Int64 = 0
         while received < 1 << 20, let chunk = try? await iterator.next() { received += Int64(chunk.count) }
-        delegate.endTransaction(received: received)
+        delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
     }
 }

@@ -46,36 +46,8 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// (``ConnectionTask``).
     var runsWhenResumed: Bool { true }
 
-    struct Mutable {
-        var lifecycle = TaskLifecycle()
-        var state: State { lifecycle.state }
-        /// Set once a request other than the original is sent (`nil` means the original).
-        var currentRequest: URLRequest?
-        var madeOriginal: URLRequest?
-        var response: ResponseHead?
-        var error: (any Error)?
-        var taskDescription: String?
-        /// How many times a retrier sent the request again.
-        var retryCount = 0
-        /// Set when the task completes.
-        var metrics: TaskMetrics?
-        var bytesSent: Int64 = 0
-        var bytesExpectedToSend: Int64 = -1
-        var bytesReceived: Int64 = 0
-        var bytesExpectedToReceive: Int64 = -1
-        var gate: [CheckedContinuation<Void, Never>] = []
-        /// Cancels the Swift task running this task, once there is one.
-        var cancelRunner: (@Sendable () -> Void)?
-
-        /// Lets every caller waiting while the task is suspended go on.
-        mutating func releaseWaiters() {
-            let waiting = gate
-            gate = []
-            waiting.forEach { $0.resume() }
-        }
-    }
-
-    let mutable: Locked<Mutable>
+    /// The task's one lock and everything that changes under it; the session's `TaskDelegate` shares it.
+    let mutable: Locked<TaskState>
     weak var controller: (any TaskController)?
 
     private static let identifiers = Locked(0)
@@ -87,7 +59,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
             return $0
         }
         requestSource = source
-        mutable = Locked(Mutable())
+        mutable = Locked(TaskState())
         self.controller = controller
     }
 
@@ -136,11 +108,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
 
     /// ``resume()``'s work, which a subclass that overrides ``resume()`` still reaches.
     final func startRunning() {
-        let actions = mutable.withLock { state in
-            let actions = state.lifecycle.resume()
-            if actions.releaseWaiters { state.releaseWaiters() }
-            return actions
-        }
+        let actions = mutable.withLock { $0.resume() }
         guard let announced = actions.announce else { return }
         controller?.taskDidChangeState(self, to: announced)
         if actions.start { controller?.start(self) }
@@ -157,11 +125,7 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Cancels the task: it completes with ``CourierError/cancelled(context:)`` (code -999), even if it was never
     /// resumed. Does nothing once the task is canceling or completed.
     public func cancel() {
-        let actions = mutable.withLock { state in
-            let actions = state.lifecycle.cancel()
-            if actions.releaseWaiters { state.releaseWaiters() }
-            return actions
-        }
+        let actions = mutable.withLock { $0.cancel() }
         guard let announced = actions.announce else { return }
         controller?.taskDidChangeState(self, to: announced)
         if actions.cancelRunner { cancelExecution() }
@@ -188,25 +152,15 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
         // The common case, once per body chunk: running, so no continuation is made.
         guard mutable.withLock({ $0.state == .suspended }) else { return }
         await withCheckedContinuation { continuation in
-            let proceed = mutable.withLock { state -> Bool in
-                guard state.state == .suspended else { return true }
-                state.gate.append(continuation)
-                return false
-            }
-            if proceed { continuation.resume() }
+            if !mutable.withLock({ $0.wait(continuation) }) { continuation.resume() }
         }
     }
 
-    /// Marks the task completed; `false` if it already was (so completion happens exactly once).
-    func markCompleted(error: (any Error)?, metrics: TaskMetrics? = nil) -> Bool {
-        mutable.withLock { state in
-            guard state.lifecycle.complete() else { return false }
-            state.error = error
-            state.metrics = metrics
-            state.cancelRunner = nil
-            state.releaseWaiters()
-            return true
-        }
+    /// Marks the task completed and makes its metrics; `false` if it already was (so completion happens exactly
+    /// once).
+    func markCompleted(error: (any Error)?) -> Bool {
+        let end = Date()
+        return mutable.withLock { $0.complete(error: error, end: end) }
     }
 
     /// Whether ``cancel()`` has been called.

@@ -21,6 +21,12 @@ enum TaskRequest: Sendable {
         }
     }
 
+    /// Foundation's request when this is one; `nil` for a plain request (still the task's original).
+    var made: URLRequest? {
+        guard case .made(let request) = self else { return nil }
+        return request
+    }
+
     var url: URL? {
         switch self {
         case .made(let request): request?.url

@@ -1,0 +1,257 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Everything about one task that changes while it runs, as one plain value: its lifecycle, its requests and
+/// response, its counters, its body, its progress, its clocks and how it ended. ``SessionTask`` keeps it behind the
+/// task's one lock (the session's `TaskDelegate` shares that lock); each transition is one call under it and returns
+/// what must be done outside it (progress to report, waiters to release), so a transition never calls out.
+///
+/// Invariants: each count is kept in one field and moved by one transition (bytes by ``sent(total:)`` and
+/// ``received(_:keep:now:)``, requests by ``beginExchange(request:)``, redirects by ``followedRedirect()``, retries
+/// by ``retried()``); ``complete(error:end:)`` succeeds once and freezes the metrics; the idle clock does not run
+/// while the task is suspended, waits for its consumer or waits out a retry's delay.
+struct TaskState {
+    var lifecycle = TaskLifecycle()
+    var state: SessionTask.State { lifecycle.state }
+    /// Callers waiting while the task is suspended.
+    private var gate: [CheckedContinuation<Void, Never>] = []
+    /// Cancels the Swift task running this task, once there is one.
+    var cancelRunner: (@Sendable () -> Void)?
+
+    /// Set once a request other than the original is sent (`nil` means the original).
+    var currentRequest: URLRequest?
+    /// The original request, once made from a plain one.
+    var madeOriginal: URLRequest?
+    var response: ResponseHead?
+    var error: (any Error)?
+    var taskDescription: String?
+    /// Set when the task completes.
+    private(set) var metrics: TaskMetrics?
+
+    /// How many times a retrier sent the request again.
+    private(set) var retryCount = 0
+    private(set) var redirectCount = 0
+    /// Requests sent: the first, and one per redirect, answered challenge, retry or restarted download.
+    private(set) var exchangeCount = 0
+    /// One per response: from the network, or the cache's.
+    private(set) var transactions: [TransactionMetrics] = []
+    /// When the task started, for its metrics.
+    private(set) var startDate: Date?
+
+    private(set) var bytesSent: Int64 = 0
+    private(set) var bytesExpectedToSend: Int64 = -1
+    private(set) var bytesReceived: Int64 = 0
+    private(set) var bytesExpectedToReceive: Int64 = -1
+    /// The body kept in memory, for the serializer.
+    private(set) var data = Data()
+    private(set) var upload = ProgressMeter()
+    private(set) var download = ProgressMeter()
+    private var uploadStreams: [AsyncStream<TaskProgress>.Continuation] = []
+    private var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
+    /// Set by ``finishProgress(succeeded:hadUpload:)``: a stream added later ends at once.
+    private var progressEnded = false
+    /// The download's file: made for a download task, or when a response turns a task into one.
+    var downloadFile: DownloadFile?
+
+    private(set) var clocks = Clocks()
+
+    /// The timeouts' clocks.
+    struct Clocks {
+        var lastActivity = ContinuousClock.now
+        var idleTimeout: Duration?
+        var resourceDeadline: ContinuousClock.Instant?
+        private(set) var timedOut = false
+        /// The consumer of a streamed body has not asked for the next chunk: like a suspension, not idleness.
+        var waitingForConsumer = false
+        /// The task waits out a retrier's delay: the idle timeout measures silence from a server that was asked for
+        /// something, so the backoff counts against the resource deadline only.
+        var waitingToRetry = false
+
+        /// Marks the task timed out and returns `nil` when a deadline has passed at `now`; else the nearest
+        /// deadline. A task that is `suspended` (or waiting) is never idle.
+        mutating func expire(now: ContinuousClock.Instant, suspended: Bool) -> ContinuousClock.Instant? {
+            guard let idleTimeout, let resourceDeadline else { return now + .seconds(3600) }
+            if suspended || waitingForConsumer || waitingToRetry { lastActivity = now }
+            let deadline = min(lastActivity + idleTimeout, resourceDeadline)
+            guard now < deadline else {
+                timedOut = true
+                return nil
+            }
+            return deadline
+        }
+    }
+
+    /// Progress to hand to a direction's closure and streams, outside the lock.
+    struct ProgressReport {
+        var progress: TaskProgress
+        var streams: [AsyncStream<TaskProgress>.Continuation]
+    }
+
+    // MARK: Lifecycle
+
+    /// `resume()`; see ``TaskLifecycle/resume()``.
+    mutating func resume() -> TaskLifecycle.Actions {
+        let actions = lifecycle.resume()
+        if actions.releaseWaiters { releaseWaiters() }
+        return actions
+    }
+
+    /// `cancel()`; see ``TaskLifecycle/cancel()``.
+    mutating func cancel() -> TaskLifecycle.Actions {
+        let actions = lifecycle.cancel()
+        if actions.releaseWaiters { releaseWaiters() }
+        return actions
+    }
+
+    /// Makes `continuation` wait while the task is suspended; `false` (and nothing kept) when it is not.
+    mutating func wait(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
+        guard state == .suspended else { return false }
+        gate.append(continuation)
+        return true
+    }
+
+    /// Completes the task at `end` with `error`, and makes its metrics; `false` when it had completed already.
+    mutating func complete(error: (any Error)?, end: Date) -> Bool {
+        guard lifecycle.complete() else { return false }
+        self.error = error
+        cancelRunner = nil
+        releaseWaiters()
+        endLastTransaction(at: end)  // a body cut short by a failure ends with the task
+        let start = startDate ?? end
+        metrics = TaskMetrics(
+            taskInterval: DateInterval(start: min(start, end), end: end), redirectCount: redirectCount,
+            exchangeCount: exchangeCount, countOfBytesSent: bytesSent, countOfBytesReceived: bytesReceived,
+            transactionMetrics: transactions)
+        return true
+    }
+
+    private mutating func releaseWaiters() {
+        let waiting = gate
+        gate = []
+        waiting.forEach { $0.resume() }
+    }
+
+    // MARK: Exchanges
+
+    /// Starts the clocks: the idle and resource timeouts from now, the task's start at `startDate` unless it has one.
+    mutating func armTimeouts(idle: Duration, resource: Duration, startDate: Date) {
+        clocks.lastActivity = .now
+        clocks.idleTimeout = idle
+        clocks.resourceDeadline = .now + resource
+        if self.startDate == nil { self.startDate = startDate }
+    }
+
+    /// Notes the start of a task that has no timeouts of its own (a connection task).
+    mutating func noteStart(_ date: Date) {
+        if startDate == nil { startDate = date }
+    }
+
+    /// A request goes out: `request`, or the original when `nil`.
+    mutating func beginExchange(request: URLRequest?) {
+        if let request { currentRequest = request }
+        exchangeCount += 1
+        clocks.lastActivity = .now
+    }
+
+    mutating func followedRedirect() { redirectCount += 1 }
+
+    mutating func retried() { retryCount += 1 }
+
+    /// Bytes moved: the idle clock starts again.
+    mutating func touch() { clocks.lastActivity = .now }
+
+    mutating func waitForConsumer(_ waiting: Bool) {
+        clocks.waitingForConsumer = waiting
+        clocks.lastActivity = .now  // the idle clock starts again when the consumer is back
+    }
+
+    mutating func waitToRetry(_ waiting: Bool) {
+        clocks.waitingToRetry = waiting
+        clocks.lastActivity = .now  // the idle clock starts again with the next try
+    }
+
+    /// See ``Clocks/expire(now:suspended:)``.
+    mutating func expire(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        clocks.expire(now: now, suspended: state == .suspended)
+    }
+
+    /// Records a response's transaction; the one before it ends at `date` if it had not ended yet.
+    mutating func recordTransaction(_ metrics: TransactionMetrics, at date: Date) {
+        endLastTransaction(at: date)
+        transactions.append(metrics)
+    }
+
+    /// Ends the latest transaction at `date` if nothing said when it ended (a body read or dropped by the session);
+    /// `received`, when given, is its body's length.
+    mutating func endLastTransaction(at date: Date, received: Int64? = nil) {
+        guard let last = transactions.indices.last else { return }
+        if transactions[last].responseEndDate == nil { transactions[last].responseEndDate = date }
+        if let received, transactions[last].countOfResponseBodyBytesReceived == 0 {
+            transactions[last].countOfResponseBodyBytesReceived = received
+        }
+    }
+
+    // MARK: Bodies and progress
+
+    mutating func expectUpload(total: Int64) {
+        bytesExpectedToSend = total
+        upload.expect(total: total)
+    }
+
+    /// `total` request-body bytes have gone out; returns the progress to report, if it is time.
+    mutating func sent(total: Int64) -> ProgressReport? {
+        clocks.lastActivity = .now
+        bytesSent = total
+        return upload.update(completed: total).map { ProgressReport(progress: $0, streams: uploadStreams) }
+    }
+
+    /// A response is about to deliver its body: `expected` bytes in all (counting a resumed download's), of which
+    /// progress expects `progressTotal` (0 for a HEAD).
+    mutating func expectDownload(expected: Int64, progressTotal: Int64) {
+        bytesExpectedToReceive = expected
+        download.expect(total: progressTotal)
+    }
+
+    /// Sets the bytes a download's progress starts from (its file's, when it continues one).
+    mutating func startDownload(at offset: Int64) {
+        download.start(at: offset)
+    }
+
+    /// A chunk of the body arrived; kept in memory when `keep`. Returns the progress to report, if it is time.
+    mutating func received(_ chunk: Data, keep: Bool, now: ContinuousClock.Instant = .now) -> ProgressReport? {
+        clocks.lastActivity = now
+        bytesReceived += Int64(chunk.count)
+        // A collected body arrives as one chunk: keep it rather than copy it into an empty buffer.
+        if keep { if data.isEmpty { data = chunk } else { data.append(chunk) } }
+        let completed = download.progress.completed + Int64(chunk.count)
+        return download.update(completed: completed, now: now).map {
+            ProgressReport(progress: $0, streams: downloadStreams)
+        }
+    }
+
+    /// Adds a progress stream, which gets the current value at once (and ends at once when progress has ended).
+    mutating func addStream(_ continuation: AsyncStream<TaskProgress>.Continuation, upload isUpload: Bool) {
+        continuation.yield(isUpload ? upload.progress : download.progress)
+        if progressEnded { return continuation.finish() }
+        if isUpload { uploadStreams.append(continuation) } else { downloadStreams.append(continuation) }
+    }
+
+    /// Ends progress: after a success, each direction's final value (fraction 1) to report (an upload's only when it
+    /// had a body or reported); the streams to finish either way, which are dropped.
+    mutating func finishProgress(succeeded: Bool, hadUpload: Bool) -> (
+        upload: ProgressReport?, download: ProgressReport?, streams: [AsyncStream<TaskProgress>.Continuation]
+    ) {
+        var reports: (upload: ProgressReport?, download: ProgressReport?) = (nil, nil)
+        if succeeded {
+            if hadUpload || upload.hasReported {
+                reports.upload = upload.finish().map { ProgressReport(progress: $0, streams: uploadStreams) }
+            }
+            reports.download = download.finish().map { ProgressReport(progress: $0, streams: downloadStreams) }
+        }
+        defer { (uploadStreams, downloadStreams, progressEnded) = ([], [], true) }
+        return (reports.upload, reports.download, uploadStreams + downloadStreams)
+    }
+}
