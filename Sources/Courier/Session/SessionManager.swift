@@ -225,7 +225,7 @@ open class SessionManager: @unchecked Sendable {
             delegate.makeDownloadFile().plan(plan)
         case .failure(let error):
             core.register(task, delegate: delegate)
-            core.finish(task, delegate: delegate, error: error)
+            core.complete(task, delegate: delegate, with: .failed(error))
             return task
         }
         core.register(task, delegate: delegate)

@@ -32,66 +32,64 @@ extension SessionCore {
         }
     }
 
-    /// Completes a task of the callback API that failed, exactly once: the download's file is abandoned, then
-    /// ``deliver(_:delegate:object:error:payload:afterward:)``.
-    func finish(_ task: SessionTask, delegate: TaskDelegate, error: any Error) {
-        guard markCompleted(task, delegate: delegate, error: error) else { return }
-        delegate.stream?.finish(error)
-        let isDownload = delegate.isDownload
-        delegate.downloadFile?.abandon(request: task.currentRequest, response: task.response)
-        deliver(
-            task, delegate: delegate, object: nil, error: error, payload: isDownload ? .none : responseData(delegate))
-    }
-
-    /// Completes a task of the callback API (or the `async` download) that succeeded, exactly once: serialization (in the runner, off the
-    /// transport's threads, as AFNetworking's processing queue is), the download's file (moved on
-    /// ``BlockingIO``'s threads), then ``deliver(_:delegate:object:error:payload:afterward:)``.
+    /// Completes a task, exactly once, whatever road ran it: marks it completed with its metrics, takes it out of
+    /// the map, sends the completed event, ends its streamed body, abandons the download's file of a failed task, and
+    /// delivers the outcome (``deliver(_:delegate:object:error:payload:afterward:)``).
     ///
-    /// - Returns: what was delivered; `nil` when the task had completed already and nothing was.
+    /// - Returns: `false` (and nothing done) when the task had completed already.
     @discardableResult
-    func finishSucceeded(_ task: SessionTask, delegate: TaskDelegate) async -> (
-        object: (any Sendable)?, error: (any Error)?
-    )? {
-        guard markCompleted(task, delegate: delegate, error: nil) else { return nil }
-        delegate.stream?.finish(nil)
-        delegate.downloadFile?.dropResumeDataRequest()
-        if delegate.stream != nil {
-            deliver(task, delegate: delegate, object: nil, error: nil, payload: .none)
-            return (nil, nil)
-        }
-        if let temporaryURL = delegate.downloadFile?.finish() {
-            let (file, error) = await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
-            return (file, error)
-        }
-        let data = delegate.receivedData
-        do {
-            let object = try serialize(data, of: task, with: delegate.serializer)
-            deliver(task, delegate: delegate, object: object, error: nil, payload: responseData(delegate))
-            return (object, nil)
-        } catch {
-            // As AFNetworking does, an unacceptable status still hands over the body it could parse.
-            let failure = attachingRequest(of: task, to: error)
-            let parsed = (failure as? CourierError).flatMap { $0.errorCode == -1011 ? $0.serializedObject : nil }
-            deliver(task, delegate: delegate, object: parsed, error: failure, payload: responseData(delegate))
-            return (parsed, failure)
-        }
-    }
-
-    /// Serializes a body through the serializer's head-based entry: the built-in serializers make Foundation's
-    /// `HTTPURLResponse` only for an error's context.
-    func serialize<Serializer: ResponseSerializer>(
-        _ data: Data, of task: SessionTask, with serializer: Serializer
-    ) throws -> Serializer.SerializedObject {
-        try serializer.serialize(head: task.head, data: data)
-    }
-
-    /// Marks the task completed, takes it out of the map and sends the completed event with its metrics; `false`
-    /// (and nothing done) when it had already completed, so every path completes a task exactly once.
-    func markCompleted(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) -> Bool {
+    func complete(_ task: SessionTask, delegate: TaskDelegate, with outcome: TaskOutcome) -> Bool {
+        let error = outcome.taskError
         guard task.markCompleted(error: error) else { return false }
         unregister(task)
         events.send(.completed(task, task.metrics, error: error))
+        delegate.stream?.finish(error)
+        switch outcome {
+        case .failed(let failure):
+            let isDownload = delegate.isDownload
+            delegate.downloadFile?.abandon(request: task.currentRequest, response: task.response)
+            let payload: CompletionUserInfo.Payload = isDownload ? .none : .responseData(delegate.receivedData)
+            deliver(task, delegate: delegate, object: nil, error: failure, payload: payload)
+        case .serialized(.success(let object), let data):
+            deliver(task, delegate: delegate, object: object, error: nil, payload: .responseData(data))
+        case .serialized(.failure(let failure), let data):
+            // As AFNetworking does, an unacceptable status still hands over the body it could parse.
+            let parsed = (failure as? CourierError).flatMap { $0.errorCode == -1011 ? $0.serializedObject : nil }
+            deliver(task, delegate: delegate, object: parsed, error: failure, payload: .responseData(data))
+        case .downloaded(let file, let failure, let payload, let afterward):
+            deliver(task, delegate: delegate, object: file, error: failure, payload: payload, afterward: afterward)
+        case .ended:
+            deliver(task, delegate: delegate, object: nil, error: error, payload: .none)
+        }
         return true
+    }
+
+    /// The outcome of a task whose exchanges succeeded, with its delegate's serializer: nothing for a streamed body,
+    /// the download's file validated and moved (``finishDownload(_:delegate:temporaryURL:)``, on ``BlockingIO``'s
+    /// threads), or the body serialized (in the runner, off the transport's threads, as AFNetworking's processing
+    /// queue is).
+    func outcome(of task: SessionTask, delegate: TaskDelegate) async -> TaskOutcome {
+        delegate.downloadFile?.dropResumeDataRequest()
+        if delegate.stream != nil { return .ended(nil) }
+        if let temporaryURL = delegate.downloadFile?.finish() {
+            return await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+        }
+        let data = delegate.receivedData
+        return .serialized(erasedSerialized(data, of: task, with: delegate.serializer), data: data)
+    }
+
+    /// ``serialized(_:of:with:)`` for a serializer known only as `any ResponseSerializer`.
+    private func erasedSerialized<Serializer: ResponseSerializer>(
+        _ data: Data, of task: SessionTask, with serializer: Serializer
+    ) -> Result<any Sendable, any Error> {
+        serialized(data, of: task, with: serializer).map { $0 }
+    }
+
+    /// The body serialized, or the serializer's error with the request it answered attached.
+    func serialized<Serializer: ResponseSerializer>(
+        _ data: Data, of task: SessionTask, with serializer: Serializer
+    ) -> Result<Serializer.SerializedObject, any Error> {
+        Result { try serializer.serialize(head: task.head, data: data) }.mapError { attachingRequest(of: task, to: $0) }
     }
 
     /// Hands a completed task's object or error out: progress ends, the completion handler runs (for the callback
@@ -114,11 +112,6 @@ extension SessionCore {
         guard delegate.hopsToCompletionQueue else { return complete() }
         let (queue, group) = settings.withLock { ($0.completionQueue ?? .main, $0.completionGroup) }
         queue.async(group: group ?? Self.defaultCompletionGroup, execute: complete)
-    }
-
-    /// The response body for the did-complete notification's user info.
-    func responseData(_ delegate: TaskDelegate) -> CompletionUserInfo.Payload {
-        .responseData(delegate.receivedData)
     }
 
     /// A serializer's error with the request it answered attached.

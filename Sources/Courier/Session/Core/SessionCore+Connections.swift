@@ -46,7 +46,7 @@ extension SessionCore {
             }
         } catch {
             let failure = courierError(error, task: task, delegate: delegate)
-            finish(task, delegate: delegate, error: failure)
+            complete(task, delegate: delegate, with: .failed(failure))
             throw failure
         }
         let connection = opened.connection
@@ -97,7 +97,6 @@ extension SessionCore {
     func finishConnection(_ task: SessionTask, delegate: TaskDelegate, error: (any Error)?) {
         let outcome: (any Error)? =
             task.isCancelling ? CourierError.cancelled(context: context(for: task, delegate: delegate)) : error
-        guard markCompleted(task, delegate: delegate, error: outcome) else { return }
-        deliver(task, delegate: delegate, object: nil, error: outcome, payload: .none)
+        complete(task, delegate: delegate, with: .ended(outcome))
     }
 }

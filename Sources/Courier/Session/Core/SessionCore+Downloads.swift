@@ -7,12 +7,9 @@ import Foundation
 /// A finished download's file: validated, then moved where the hook or the task's destination says, or handed over
 /// in place.
 extension SessionCore {
-    ///
-    /// - Returns: what was delivered: the file's URL (at its destination, or the temporary one without a
-    ///   destination) and the error, if any.
-    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async -> (
-        file: URL?, error: (any Error)?
-    ) {
+    /// The download's outcome (AFNetworking's order: the file is moved, then the task completes): the file's URL (at
+    /// its destination, or the temporary one without a destination) and the error, if any.
+    func finishDownload(_ task: SessionTask, delegate: TaskDelegate, temporaryURL: URL) async -> TaskOutcome {
         let response = task.response
         // Validated before anything is moved: the `async` download's promise is that an unacceptable response (an
         // error page) never replaces the file at its destination.
@@ -26,21 +23,16 @@ extension SessionCore {
         if let unacceptable, !delegate.movesUnacceptableDownload {
             // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
             try? await BlockingIO.runToCompletion { try? FileManager.default.removeItem(at: temporaryURL) }
-            deliver(task, delegate: delegate, object: nil, error: unacceptable, payload: .none)
-            return (nil, unacceptable)
+            return .downloaded(file: nil, error: unacceptable, payload: .none, afterward: nil)
         }
         let destination =
             (task as? DownloadTask).flatMap { hooks.downloadTaskDidFinishDownloading?($0, temporaryURL, response) }
             ?? delegate.destination?(temporaryURL, response)
         guard let destination else {
             // No destination: the file is the caller's to use during the completion handler only.
-            deliver(
-                task, delegate: delegate, object: temporaryURL, error: nil,
-                payload: .assetPath(temporaryURL)
-            ) {
-                try? FileManager.default.removeItem(at: temporaryURL)
-            }
-            return (temporaryURL, nil)
+            return .downloaded(
+                file: temporaryURL, error: nil, payload: .assetPath(temporaryURL),
+                afterward: { try? FileManager.default.removeItem(at: temporaryURL) })
         }
         let options = delegate.downloadOptions
         do {
@@ -58,13 +50,11 @@ extension SessionCore {
                 reason: "The download could not be moved to \(destination.path).", underlyingError: error,
                 context: CourierError.Context(request: task.currentRequest, response: response))
             events.send(.failedToMoveDownload(task, failure))
-            deliver(task, delegate: delegate, object: destination, error: failure, payload: .assetPath(destination))
-            return (destination, failure)
+            return .downloaded(file: destination, error: failure, payload: .assetPath(destination), afterward: nil)
         }
         events.send(.movedDownload(task))
         // The callback API, as AFNetworking's: the file is moved even for an unacceptable response, and the
         // completion handler gets both its URL and the error.
-        deliver(task, delegate: delegate, object: destination, error: unacceptable, payload: .assetPath(destination))
-        return (destination, unacceptable)
+        return .downloaded(file: destination, error: unacceptable, payload: .assetPath(destination), afterward: nil)
     }
 }

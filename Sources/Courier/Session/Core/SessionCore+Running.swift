@@ -11,10 +11,10 @@ extension SessionCore {
         do {
             try await TaskExchange.run(task, delegate: delegate, in: self, collect: false)
         } catch {
-            finish(task, delegate: delegate, error: courierError(error, task: task, delegate: delegate))
+            complete(task, delegate: delegate, with: .failed(courierError(error, task: task, delegate: delegate)))
             return
         }
-        await finishSucceeded(task, delegate: delegate)
+        complete(task, delegate: delegate, with: await outcome(of: task, delegate: delegate))
     }
 
     /// Runs a task for the `async` API and returns the typed result: serialization with the concrete serializer,
@@ -57,34 +57,19 @@ extension SessionCore {
         _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
     ) async throws -> (Serializer.SerializedObject, Data) {
         try begin(task)
-        var failure: (any Error)?
         do {
             // The first request goes out before the bookkeeping that need not precede it; the task started first.
             try await TaskExchange.run(
                 task, delegate: delegate, in: self, collect: collect, announcingStartFrom: Date())
         } catch {
-            failure = courierError(error, task: task, delegate: delegate)
+            let failure = courierError(error, task: task, delegate: delegate)
+            complete(task, delegate: delegate, with: .failed(failure))
+            throw failure
         }
-        let outcome: Result<(Serializer.SerializedObject, Data), any Error>
-        if let failure {
-            outcome = .failure(failure)
-        } else {
-            let data = delegate.receivedData
-            do {
-                outcome = .success((try serialize(data, of: task, with: serializer), data))
-            } catch {
-                outcome = .failure(attachingRequest(of: task, to: error))
-            }
-        }
-        if markCompleted(task, delegate: delegate, error: failure) {
-            switch outcome {
-            case .success(let value):
-                deliver(task, delegate: delegate, object: value.0, error: nil, payload: .responseData(value.1))
-            case .failure(let error):
-                deliver(task, delegate: delegate, object: nil, error: error, payload: responseData(delegate))
-            }
-        }
-        return try outcome.get()
+        let data = delegate.receivedData
+        let value = serialized(data, of: task, with: serializer)
+        complete(task, delegate: delegate, with: .serialized(value.map { $0 }, data: data))
+        return (try value.get(), data)
     }
 
     /// Marks a task of the `async` API running, once.
@@ -110,15 +95,15 @@ extension SessionCore {
             try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, announcingStartFrom: Date())
         } catch {
             let failure = courierError(error, task: task, delegate: delegate)
-            finish(task, delegate: delegate, error: failure)
+            complete(task, delegate: delegate, with: .failed(failure))
             throw task.error ?? failure
         }
-        // The callback API's completion, whose outcome is this call's.
-        guard let outcome = await finishSucceeded(task, delegate: delegate) else {
+        let outcome = await outcome(of: task, delegate: delegate)
+        guard complete(task, delegate: delegate, with: outcome) else {
             throw task.error ?? CourierError.cancelled(context: context(for: task, delegate: delegate))
         }
-        if let error = outcome.error { throw error }
-        guard let file = outcome.object as? URL else {
+        if case .downloaded(_, let error?, _, _) = outcome { throw error }
+        guard case .downloaded(let file?, _, _, _) = outcome else {
             throw CourierError.badServerResponse(
                 reason: "the download finished without a file", underlyingError: nil,
                 context: context(for: task, delegate: delegate))

@@ -95,8 +95,8 @@ final class SessionCore: TaskController {
         entries.withLock { $0[task.taskIdentifier] = Entry(task: task, delegate: delegate) }
         events.send(.created(task))
         if isInvalidated {
-            finish(
-                task, delegate: delegate, error: CourierError.cancelled(context: .init(request: task.originalRequest)))
+            let cancelled = CourierError.cancelled(context: .init(request: task.originalRequest))
+            complete(task, delegate: delegate, with: .failed(cancelled))
         }
     }
 
@@ -136,7 +136,9 @@ final class SessionCore: TaskController {
 
     func cancelBeforeStart(_ task: SessionTask) {
         guard let delegate = delegate(for: task) else { return }
-        finish(task, delegate: delegate, error: CourierError.cancelled(context: context(for: task, delegate: delegate)))
+        complete(
+            task, delegate: delegate,
+            with: .failed(CourierError.cancelled(context: context(for: task, delegate: delegate))))
     }
 
     func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State) {
