@@ -9,7 +9,7 @@ import NIOHTTP1
 /// first ``finish(_:sawHead:)`` wins and later ones are ignored, so a cancellation racing the response completes the
 /// task exactly once. A cancelled exchange still in the pool's queue stays there until its turn and is then
 /// skipped.
-struct NIOHTTP1Exchange: Sendable {
+struct NIOHTTP1Exchange: Sendable, NIOHTTP1PoolWaiter {
     /// The result: the head and whole body, or the error; `sawHead` tells whether any response arrived, for the
     /// transport's one retry of a request lost on a stale connection.
     typealias Finish = @Sendable (_ result: Result<NIOBodyGatherer.Gathered, any Error>, _ sawHead: Bool) -> Void

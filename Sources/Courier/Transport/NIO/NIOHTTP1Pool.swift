@@ -11,74 +11,21 @@ import NIOPosix
 /// same job in a handler and a lock, which is what lets Courier be faster than AsyncHTTPClient itself. Everything it
 /// does not cover (TLS, streamed bodies, HTTP/2) stays on AsyncHTTPClient.
 ///
-/// Invariants: at most ``maximumPerOrigin`` connections per origin are open or opening; an exchange waits in its
-/// origin's queue (first in, first out) only while that many are; every exchange handed to the pool is finished
-/// exactly once (its response, an error, a cancellation, or the pool's shutdown).
+/// Its rules are a plain value, ``NIOHTTP1PoolRules``, behind one lock; the pool carries out their decisions.
+/// Invariant: every exchange handed to the pool is finished exactly once (its response, an error, a cancellation,
+/// or the pool's shutdown).
 final class NIOHTTP1Pool: Sendable {
-    private struct Idle {
-        let connection: NIOHTTP1Connection
-        let since: NIODeadline
-    }
-
-    private struct Origin {
-        var idle: [Idle] = []
-        /// Connections open or being opened.
-        var open = 0
-        /// The open connections, idle or busy, for ``NIOHTTP1Pool/shutdown()``.
-        var connections: [ObjectIdentifier: NIOHTTP1Connection] = [:]
-        /// Exchanges waiting for a connection, oldest first; a cancelled one is skipped when its turn comes.
-        var waiting: [NIOHTTP1Exchange] = []
-
-        /// The oldest waiting exchange that has not been cancelled meanwhile; cancelled ones are dropped.
-        mutating func nextWaiting() -> NIOHTTP1Exchange? {
-            while !waiting.isEmpty {
-                let exchange = waiting.removeFirst()
-                if !exchange.isFinished { return exchange }
-            }
-            return nil
-        }
-    }
+    private typealias Rules = NIOHTTP1PoolRules<NIOHTTP1Connection, NIOHTTP1Exchange, NIOHTTP1Target.Origin>
 
     private struct State {
-        var origins: [NIOHTTP1Target.Origin: Origin] = [:]
-        var isShutDown = false
+        var rules: Rules
         var sweep: RepeatedTask?
-
-        /// One of `key`'s connections, open or being opened, is gone: it no longer counts, and the first waiter, if
-        /// any, is returned to open one of its own (and counts as opening it). An origin with nothing left is
-        /// forgotten.
-        mutating func connectionGone(
-            from key: NIOHTTP1Target.Origin, connection: NIOHTTP1Connection?
-        ) -> NIOHTTP1Exchange? {
-            guard var origin = origins[key] else { return nil }
-            if let connection {
-                origin.idle.removeAll { $0.connection === connection }
-                origin.connections[ObjectIdentifier(connection)] = nil
-            }
-            origin.open -= 1
-            var next: NIOHTTP1Exchange?
-            if !isShutDown, let waiter = origin.nextWaiting() {
-                origin.open += 1
-                next = waiter
-            }
-            origins[key] = origin.open == 0 && origin.waiting.isEmpty ? nil : origin
-            return next
-        }
     }
 
-    /// What to do, decided under the lock and done outside it.
-    private enum Step {
-        case run(NIOHTTP1Connection, NIOHTTP1Exchange)
-        case connect(NIOHTTP1Exchange)
-        case fail(NIOHTTP1Exchange, any Error)
-        case none
-    }
-
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private let maximumPerOrigin: Int
     private let decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
     private let dialOptions: NIODialOptions
 
@@ -90,16 +37,14 @@ final class NIOHTTP1Pool: Sendable {
         self.dialOptions = dialOptions
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
-        self.maximumPerOrigin = max(1, maximumPerOrigin)
+        state = Locked(State(rules: Rules(maximumPerOrigin: maximumPerOrigin, idleTimeout: idleTimeout)))
         self.decompressionLimit = decompressionLimit
     }
 
     deinit {
         // A transport released without `shutdown()`: its connections would otherwise stay open with nobody to close
         // them (the sweep holds the pool weakly).
-        let (connections, sweep) = state.withLock { state in
-            (state.origins.values.flatMap(\.connections.values), state.sweep)
-        }
+        let (connections, sweep) = state.withLock { ($0.rules.connections, $0.sweep) }
         sweep?.cancel()
         for connection in connections { connection.close() }
     }
@@ -108,39 +53,23 @@ final class NIOHTTP1Pool: Sendable {
     /// `loop`, or after one of the origin's connections comes free.
     func execute(_ exchange: NIOHTTP1Exchange, origin key: NIOHTTP1Target.Origin, preferring loop: any EventLoop) {
         let now = NIODeadline.now()
-        var stale: [NIOHTTP1Connection] = []
-        let step = state.withLock { state -> Step in
-            guard !state.isShutDown else { return .fail(exchange, ChannelError.ioOnClosedChannel) }
-            var origin = state.origins[key, default: Origin()]
-            defer { state.origins[key] = origin }
+        let (step, stale) = state.withLock { state in
             // Connections idle past the timeout are closed rather than used (the sweep closes the rest).
-            while let last = origin.idle.last, now - last.since > idleTimeout {
-                stale.append(origin.idle.removeLast().connection)
-            }
-            if !origin.idle.isEmpty {
-                let index = origin.idle.lastIndex { $0.connection.channel.eventLoop === loop } ?? origin.idle.count - 1
-                return .run(origin.idle.remove(at: index).connection, exchange)
-            }
-            if origin.open < maximumPerOrigin {
-                origin.open += 1
-                return .connect(exchange)
-            }
-            origin.waiting.append(exchange)
-            return .none
+            state.rules.execute(exchange, origin: key, now: now) { $0.channel.eventLoop === loop }
         }
         for connection in stale { connection.close() }
         perform(step, origin: key, loop: loop)
     }
 
-    private func perform(_ step: Step, origin: NIOHTTP1Target.Origin, loop: any EventLoop) {
+    private func perform(_ step: Rules.Step, origin: NIOHTTP1Target.Origin, loop: any EventLoop) {
         switch step {
         case .run(let connection, let exchange):
             connection.run(exchange)
         case .connect(let exchange):
             connect(for: exchange, origin: origin, on: loop)
-        case .fail(let exchange, let error):
-            exchange.finish(.failure(error), sawHead: false)
-        case .none:
+        case .fail(let exchange):
+            exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
+        case .wait:
             break
         }
     }
@@ -171,14 +100,11 @@ final class NIOHTTP1Pool: Sendable {
                 do {
                     let connection = try NIOHTTP1Connection(
                         channel: channel, origin: origin, connectStart: connectStart)
-                    let isShutDown = self.state.withLock { state in
-                        state.origins[origin]?.connections[ObjectIdentifier(connection)] = connection
-                        return state.isShutDown
-                    }
+                    let isOpen = self.state.withLock { $0.rules.opened(connection, origin: origin) }
                     connection.observe(
                         reusable: { [weak self] in self?.release(connection) },
                         closed: { [weak self] in self?.remove(connection) })
-                    guard !isShutDown else {
+                    guard isOpen else {
                         connection.close()
                         return exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
                     }
@@ -197,30 +123,28 @@ final class NIOHTTP1Pool: Sendable {
 
     /// A connection could not be made: the first waiter, if any, gets a try of its own.
     private func connectionFailed(origin: NIOHTTP1Target.Origin) {
-        let next = state.withLock { $0.connectionGone(from: origin, connection: nil) }
+        let next = state.withLock { $0.rules.connectionGone(from: origin, connection: nil) }
         if let next { connect(for: next, origin: origin, on: group.next()) }
     }
 
     /// A connection finished its exchange and may take another: the first waiter's, or it waits idle.
     private func release(_ connection: NIOHTTP1Connection) {
         let now = NIODeadline.now()
-        let next = state.withLock { state -> NIOHTTP1Exchange? in
-            guard !state.isShutDown else { return nil }
-            if let next = state.origins[connection.origin]?.nextWaiting() { return next }
-            state.origins[connection.origin]?.idle.append(Idle(connection: connection, since: now))
-            if state.sweep == nil { startSweep(&state) }
-            return nil
+        let release = state.withLock { state in
+            let release = state.rules.release(connection, origin: connection.origin, now: now)
+            if case .idle(startSweep: true) = release { startSweep(&state) }
+            return release
         }
-        if let next {
-            connection.run(next)
-        } else if state.withLock({ $0.isShutDown }) {
-            connection.close()
+        switch release {
+        case .run(let next): connection.run(next)
+        case .idle: break
+        case .close: connection.close()
         }
     }
 
     /// A connection closed: the first waiter, if any, gets a new one.
     private func remove(_ connection: NIOHTTP1Connection) {
-        let next = state.withLock { $0.connectionGone(from: connection.origin, connection: connection) }
+        let next = state.withLock { $0.rules.connectionGone(from: connection.origin, connection: connection) }
         if let next { connect(for: next, origin: connection.origin, on: connection.channel.eventLoop) }
     }
 
@@ -233,17 +157,7 @@ final class NIOHTTP1Pool: Sendable {
     }
 
     private func closeIdle(olderThan limit: NIODeadline) {
-        let expired = state.withLock { state -> [NIOHTTP1Connection] in
-            var expired: [NIOHTTP1Connection] = []
-            for key in state.origins.keys {
-                state.origins[key]?.idle.removeAll { idle in
-                    guard idle.since < limit else { return false }
-                    expired.append(idle.connection)
-                    return true
-                }
-            }
-            return expired
-        }
+        let expired = state.withLock { $0.rules.expireIdle(olderThan: limit) }
         for connection in expired { connection.close() }
     }
 
@@ -251,15 +165,9 @@ final class NIOHTTP1Pool: Sendable {
     /// more.
     func shutdown() async {
         let (connections, waiting, sweep) = state.withLock { state in
-            state.isShutDown = true
-            defer {
-                state.origins = [:]
-                state.sweep = nil
-            }
-            return (
-                state.origins.values.flatMap(\.connections.values),
-                state.origins.values.flatMap(\.waiting), state.sweep
-            )
+            defer { state.sweep = nil }
+            let (connections, waiting) = state.rules.shutdown()
+            return (connections, waiting, state.sweep)
         }
         sweep?.cancel()
         for exchange in waiting {
