@@ -136,9 +136,7 @@ open class SessionManager: @unchecked Sendable {
         downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
         completionHandler: TaskCompletionHandler?
     ) -> DataTask {
-        let task = DataTask(request: request, controller: core)
-        register(task, uploadBody: nil, uploadProgress, downloadProgress, completionHandler)
-        return task
+        register(DataTask(request: request, controller: core), nil, uploadProgress, downloadProgress, completionHandler)
     }
 
     /// An upload task sending `data` as the body, not yet resumed.
@@ -173,9 +171,7 @@ open class SessionManager: @unchecked Sendable {
         with request: URLRequest, body: HTTPRequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
         completionHandler: TaskCompletionHandler?
     ) -> UploadTask {
-        let task = UploadTask(request: request, controller: core)
-        register(task, uploadBody: body, progress, nil, completionHandler)
-        return task
+        register(UploadTask(request: request, controller: core), body, progress, nil, completionHandler)
     }
 
     /// A download task writing the body to a temporary file, then moving it to `destination`, not yet resumed.
@@ -313,15 +309,16 @@ open class SessionManager: @unchecked Sendable {
         return streamed
     }
 
-    private func register(
-        _ task: SessionTask, uploadBody: HTTPRequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+    /// Registers a task of the callback API with its delegate, and returns it.
+    private func register<Task: SessionTask>(
+        _ task: Task, _ uploadBody: HTTPRequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
         _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?
-    ) {
+    ) -> Task {
         let delegate = TaskDelegate(
             for: task, serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
-            downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true
-        )
+            downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true)
         core.register(task, delegate: delegate)
+        return task
     }
 
     /// The task's upload progress, while it runs.
