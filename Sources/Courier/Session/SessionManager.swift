@@ -129,79 +129,6 @@ open class SessionManager: @unchecked Sendable {
     /// The download tasks among ``tasks``.
     public var downloadTasks: [DownloadTask] { tasks.compactMap { $0 as? DownloadTask } }
 
-    /// A data task for `request`, not yet resumed.
-    public func dataTask(
-        with request: URLRequest,
-        uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
-        downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
-        completionHandler: TaskCompletionHandler?
-    ) -> DataTask {
-        register(DataTask(request: request, controller: core), nil, uploadProgress, downloadProgress, completionHandler)
-    }
-
-    /// An upload task sending `data` as the body, not yet resumed.
-    public func uploadTask(
-        with request: URLRequest, from data: Data, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        completionHandler: TaskCompletionHandler?
-    ) -> UploadTask {
-        uploadTask(with: request, body: .data(data), progress: progress, completionHandler: completionHandler)
-    }
-
-    /// An upload task streaming the file at `fileURL` as the body with its exact `Content-Length`, not yet resumed.
-    /// A missing file completes the task with ``CourierError/fileOperationFailed(reason:underlyingError:context:)``.
-    public func uploadTask(
-        with request: URLRequest, fromFile fileURL: URL, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        completionHandler: TaskCompletionHandler?
-    ) -> UploadTask {
-        let body: HTTPRequestBody
-        do {
-            body = try HTTPRequestBody.file(fileURL)
-        } catch {
-            let failure = CourierError.fileOperationFailed(
-                reason: "File URL not reachable.", underlyingError: error,
-                context: CourierError.Context(request: request))
-            body = HTTPRequestBody(length: nil, isReplayable: false) { throw failure }
-        }
-        return uploadTask(with: request, body: body, progress: progress, completionHandler: completionHandler)
-    }
-
-    /// An upload task sending `body` (data, a file or a stream), not yet resumed. A body of unknown length is sent
-    /// chunked.
-    public func uploadTask(
-        with request: URLRequest, body: HTTPRequestBody, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        completionHandler: TaskCompletionHandler?
-    ) -> UploadTask {
-        register(UploadTask(request: request, controller: core), body, progress, nil, completionHandler)
-    }
-
-    /// A download task writing the body to a temporary file, then moving it to `destination`, not yet resumed.
-    /// The completion's object is the file's final URL. Without a destination the temporary file is deleted
-    /// after the completion handler returns.
-    public func downloadTask(
-        with request: URLRequest, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        destination: DownloadDestination? = nil, options: DownloadOptions = [],
-        completionHandler: TaskCompletionHandler?
-    ) -> DownloadTask {
-        makeDownloadTask(
-            request: request, progress: progress, destination: destination, options: options,
-            completionHandler: completionHandler, file: .success(.new))
-    }
-
-    /// A download task that continues the download `resumeData` describes, not yet resumed (see
-    /// ``DownloadResumeData``). Data that is not resume data completes the task with
-    /// ``CourierError/fileOperationFailed(reason:underlyingError:context:)``.
-    public func downloadTask(
-        withResumeData resumeData: Data, progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        destination: DownloadDestination? = nil, options: DownloadOptions = [],
-        completionHandler: TaskCompletionHandler?
-    ) -> DownloadTask {
-        let decoded = Result { try DownloadResumeData(data: resumeData) }
-        let request = (try? decoded.get())?.makeRequest()
-        return makeDownloadTask(
-            request: request, progress: progress, destination: destination, options: options,
-            completionHandler: completionHandler, file: decoded.map { .continuing($0) })
-    }
-
     /// A download task, not yet resumed. The callback API's (`forAsyncCall` `false`) completes on the completion
     /// queue and moves an unacceptable response's file as AFNetworking's does; the `async` download's completes
     /// where the task finishes (no main queue needed) and never moves an unacceptable response's file.
@@ -307,28 +234,6 @@ open class SessionManager: @unchecked Sendable {
                 underlyingError: nil)
         }
         return streamed
-    }
-
-    /// Registers a task of the callback API with its delegate, and returns it.
-    private func register<Task: SessionTask>(
-        _ task: Task, _ uploadBody: HTTPRequestBody?, _ uploadProgress: (@Sendable (TaskProgress) -> Void)?,
-        _ downloadProgress: (@Sendable (TaskProgress) -> Void)?, _ completionHandler: TaskCompletionHandler?
-    ) -> Task {
-        let delegate = TaskDelegate(
-            for: task, serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
-            downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true)
-        core.register(task, delegate: delegate)
-        return task
-    }
-
-    /// The task's upload progress, while it runs.
-    public func uploadProgress(for task: SessionTask) -> TaskProgress? {
-        core.delegate(for: task)?.state.withLock { $0.upload.progress }
-    }
-
-    /// The task's download progress, while it runs.
-    public func downloadProgress(for task: SessionTask) -> TaskProgress? {
-        core.delegate(for: task)?.state.withLock { $0.download.progress }
     }
 
     /// The task's upload progress as it changes, starting with the current value; finishes when the task does.

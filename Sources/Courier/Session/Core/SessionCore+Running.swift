@@ -111,13 +111,6 @@ extension SessionCore {
         return file
     }
 
-    /// The bookkeeping of a task's start that need not precede its first request: the `resumed` event and the
-    /// timeouts, which count from `startDate`.
-    func announceStart(of task: SessionTask, delegate: TaskDelegate, startDate: Date) {
-        events.send(.resumed(task))  // armTimeouts notes the activity
-        armTimeouts(for: task, delegate: delegate, startDate: startDate)
-    }
-
     /// Whether an `async` call's exchanges are collected whole by the transport
     /// (``Transport/collect(_:cancellation:activity:)``): a data task with a small in-memory body or none, whose
     /// head and chunks nobody watches (no stream, download, progress closures or per-chunk hooks). The caller awaits

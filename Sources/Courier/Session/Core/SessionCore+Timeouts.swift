@@ -7,6 +7,13 @@ import Foundation
 /// Timeouts: the request (idle) timeout and the resource timeout of every running task, enforced by one sweeper
 /// per session.
 extension SessionCore {
+    /// The bookkeeping of a task's start that need not precede its first request: the `resumed` event and the
+    /// timeouts, which count from `startDate`.
+    func announceStart(of task: SessionTask, delegate: TaskDelegate, startDate: Date) {
+        events.send(.resumed(task))  // armTimeouts notes the activity
+        armTimeouts(for: task, delegate: delegate, startDate: startDate)
+    }
+
     /// Arms the task's timeouts, notes its start (`startDate`, when it started before this call), and makes sure the
     /// sweeper that enforces them is running.
     func armTimeouts(for task: SessionTask, delegate: TaskDelegate, startDate: Date? = nil) {

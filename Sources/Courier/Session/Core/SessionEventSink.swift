@@ -7,9 +7,9 @@ import Foundation
 /// The one way a change in a session's tasks leaves the session.
 ///
 /// The session hands each change to ``send(_:)`` exactly once, where it happens; the sink feeds everything that
-/// watches from there: the hooks that only watch (``SessionHooks/didReceiveData``, ``SessionHooks/didSendBodyData``,
-/// ``SessionHooks/didComplete``, ``SessionHooks/sessionDidBecomeInvalid``), AFNetworking's notifications,
-/// ``SessionManager/events()`` and the configuration's ``EventMonitor``s. Hooks that decide (redirects,
+/// watches from there, on two channels: AFNetworking's (the hooks that only watch, ``SessionHooks/didReceiveData``,
+/// ``SessionHooks/didSendBodyData``, ``SessionHooks/didComplete``, ``SessionHooks/sessionDidBecomeInvalid``, and the
+/// notifications) and the observers' (``SessionManager/events()`` and the configuration's ``EventMonitor``s). Hooks that decide (redirects,
 /// challenges, response dispositions, caching) are read from ``hooks`` by the steps that ask them.
 ///
 /// Hooks, notifications and streams run on the thread that sends the event; each monitor on its own queue.
@@ -60,26 +60,31 @@ final class SessionEventSink: Sendable {
         !monitors.isEmpty || hooks.withLock { $0.didReceiveData != nil || $0.didSendBodyData != nil }
     }
 
-    /// Hands `event` to everything that watches it.
+    /// Hands `event` to everything that watches it, on two channels: AFNetworking's (the hooks that only watch, and
+    /// the notifications) and the observers' (``SessionManager/events()`` and the monitors).
     func send(_ event: Event) {
+        toAFNetworking(event)
+        toObservers(event)
+        if case .invalidated = event { finishEvents() }
+    }
+
+    /// AFNetworking's channel: the blocks that watch (``SessionHooks``) and the notifications.
+    private func toAFNetworking(_ event: Event) {
         switch event {
         case .created, .cancelled, .redirected, .receivedResponse, .retrying:
             break
         case .resumed(let task):
             post(.taskDidResume, object: task, userInfo: nil)
-            yield(.didResume(task))
         case .suspended(let task):
             post(.taskDidSuspend, object: task, userInfo: nil)
-            yield(.didSuspend(task))
         case .receivedData(let task, let data):
             hooks.withLock { $0.didReceiveData }?(task, data)
         case .sentBodyData(let task, let bytes, let total, let expected):
             hooks.withLock { $0.didSendBodyData }?(task, bytes, total, expected)
         case .completed(let task, _, let error):
             hooks.withLock { $0.didComplete }?(task, error)
-        case .serialized(let task, let object, let error, let userInfo):
+        case .serialized(let task, _, _, let userInfo):
             post(.taskDidComplete, object: task, userInfo: userInfo)
-            yield(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
         case .movedDownload(let task):
             post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
         case .failedToMoveDownload(let task, let error):
@@ -88,9 +93,20 @@ final class SessionEventSink: Sendable {
             hooks.withLock { $0.sessionDidBecomeInvalid }?(nil)
             NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
         }
+    }
+
+    /// The observers' channel: the lifecycle changes ``SessionManager/events()`` streams, then every event to the
+    /// monitors.
+    private func toObservers(_ event: Event) {
+        switch event {
+        case .resumed(let task): yield(.didResume(task))
+        case .suspended(let task): yield(.didSuspend(task))
+        case .serialized(let task, let object, let error, _):
+            yield(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
+        default: break
+        }
         // Checked first: the closures handed to monitors would be allocated even for none.
         if hasMonitors { forward(event) }
-        if case .invalidated = event { finishEvents() }
     }
 
     /// ``send(_:)``'s part for the monitors, each on its queue.

@@ -27,7 +27,7 @@ extension TaskExchange {
             limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
         let received = try await readBody(response.body, limit: limit)
         delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
-        try storeIfAllowed(head)
+        if core.configuration.urlCache != nil { try storeIfAllowed(head) }
     }
 
     /// The most body bytes the task may hold, when it holds them in memory (not a download's file or a stream).

@@ -77,11 +77,15 @@ struct TaskExchange {
         core.announceStart(of: task, delegate: delegate, startDate: startDate)
     }
 
-    /// The request loop.
+    /// The request loop. Each step is entered only when it can apply (a cache, an adapter, a redirect's or a
+    /// challenge's status, a download that resumes, a retrier), so a plain `GET` answered `200` reads straight
+    /// through: send, then receive.
     private mutating func run(collect: Bool) async throws {
+        let caches = core.configuration.urlCache != nil
+        let adapts = interceptor?.adaptsRequests == true
         // Only a request that goes out at once, with no cache or adapter to see it first, overlaps the bookkeeping.
-        if core.configuration.urlCache != nil || interceptor?.adaptsRequests == true { announceStart() }
-        if try answerFromCacheOrPrepareRevalidation() { return }
+        if caches || adapts { announceStart() }
+        if caches, try answerFromCacheOrPrepareRevalidation() { return }
         while true {
             try core.checkCancellation(task, delegate: delegate)
             // A retry starts again from the request as it was before the adapters changed it.
@@ -89,21 +93,24 @@ struct TaskExchange {
             let response: TransportResponse
             let url: URL
             do {
-                try await adapt()
+                if adapts { try await adapt() }
                 (response, url) = try await send(collect: collect)
             } catch {
-                guard try await retry(after: error) else { throw error }
+                guard interceptor != nil, try await retry(after: error) else { throw error }
                 source = unadapted
                 continue
             }
             let head = ResponseHead(response)
             delegate.state.withLock { $0.response = head }
             core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
-            if try await followRedirect(response, head: head, url: url) { continue }
-            if try await answerChallenge(response, head: head, url: url) { continue }
-            if try await finishRevalidation(response, head: head) { return }
-            if try await retryIfResumeFails(response, head: head) { continue }
-            if try await retryIfStatusFails(response, head: head) {
+            let status = head.statusCode
+            if RedirectPolicy.statusCodes.contains(status), try await followRedirect(response, head: head, url: url) {
+                continue
+            }
+            if status == 401, try await answerChallenge(response, head: head, url: url) { continue }
+            if status == 304, try await finishRevalidation(response, head: head) { return }
+            if delegate.downloadFile != nil, try await retryIfResumeFails(response, head: head) { continue }
+            if interceptor != nil, try await retryIfStatusFails(response, head: head) {
                 source = unadapted
                 continue
             }
