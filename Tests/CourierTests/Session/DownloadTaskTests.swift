@@ -85,6 +85,41 @@ struct DownloadTaskTests {
     }
 
     @Test(arguments: FaultTransportKind.all)
+    func aResponseHookTurnsADataTaskIntoADownloadOrCancelsIt(_ kind: FaultTransportKind) async throws {
+        let server = try await RangeServer.start(body)
+        defer { Task { try await server.stop() } }
+        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
+        let completionQueue = DispatchQueue(label: "test.completion")
+        manager.completionQueue = completionQueue
+        let disposition = Locked(ResponseDisposition.becomeDownload)
+        manager.hooks.didReceiveResponse = { _, _ in disposition.value }
+        func run() async -> (object: (any Sendable)?, error: (any Error)?, bytes: Data?) {
+            let outcome = Outcome()
+            let result = Locked<((any Sendable)?, (any Error)?, Data?)>((nil, nil, nil))
+            let task = manager.dataTask(with: URLRequest(url: server.fileURL)) { _, object, error in
+                // The file is the handler's to read while it runs.
+                let bytes = (object as? URL).flatMap { try? Data(contentsOf: $0) }
+                result.withLock { $0 = (object, error, bytes) }
+                outcome.fulfill(error)
+            }
+            task.resume()
+            _ = try? await outcome.value()
+            return result.value
+        }
+        let downloaded = await run()
+        #expect(downloaded.error == nil)
+        let file = try #require(downloaded.object as? URL)
+        #expect(downloaded.bytes == body)
+        completionQueue.sync {}  // the handler's block, which deletes the file after it, has finished
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        disposition.withLock { $0 = .cancel }
+        let cancelled = await run()
+        #expect((cancelled.error as? CourierError)?.errorCode == -999)
+        #expect(cancelled.object == nil)
+    }
+
+    @Test(arguments: FaultTransportKind.all)
     func aMoveThatFailsPostsFailedToMoveAndFailsTheTask(_ kind: FaultTransportKind) async throws {
         let server = try await RangeServer.start(body)
         defer { Task { try await server.stop() } }

@@ -110,6 +110,19 @@ struct TaskStateTests {
         }
     }
 
+    @Test("A streamed chunk waiting for its consumer stops the idle clock, whatever the runner does meanwhile")
+    func consumerBehindIsNotIdle() {
+        var state = TaskState()
+        _ = state.resume()
+        state.armTimeouts(idle: .seconds(1), resource: .seconds(100), startDate: Date())
+        let now = ContinuousClock.now + .seconds(5)
+        let behind = state.expire(now: now, consumerBehind: true)
+        #expect(behind == now + .seconds(1))
+        let caughtUp = state.expire(now: now + .seconds(2), consumerBehind: false)
+        #expect(caughtUp == nil)
+        #expect(state.clocks.timedOut)
+    }
+
     @Test("A task with no timeouts armed is looked at again in an hour")
     func unarmed() {
         var clocks = TaskState.Clocks()

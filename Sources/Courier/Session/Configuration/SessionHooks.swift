@@ -47,6 +47,7 @@ public enum ResponseDisposition: Sendable, Hashable {
     case allow
     /// Cancel the task.
     case cancel
-    /// Write the body to a file instead of memory; the completion's object is then the file's URL.
+    /// Write the body to a file instead of memory; the completion's object is then the file's URL. A body that
+    /// already goes to a file or to a streaming consumer (``DataStreamTask``) is read as planned.
     case becomeDownload
 }

@@ -10,7 +10,7 @@ extension SessionCore {
     func context(for task: SessionTask, delegate: TaskDelegate) -> CourierError.Context {
         CourierError.Context(
             request: task.currentRequest, response: task.response,
-            data: delegate.isDownload ? nil : delegate.receivedData)  // a stream's is empty
+            data: delegate.sink.isFile ? nil : delegate.receivedData)  // a stream's is empty
     }
 
     /// The ``CourierError`` a task that failed with `error` ends with, with its request, response and body.
@@ -43,12 +43,12 @@ extension SessionCore {
         guard task.markCompleted(error: error) else { return false }
         unregister(task)
         events.send(.completed(task, task.metrics, error: error))
-        delegate.stream?.finish(error)
+        let sink = delegate.sink
+        sink.stream?.finish(error)
         switch outcome {
         case .failed(let failure):
-            let isDownload = delegate.isDownload
             delegate.downloadFile?.abandon(request: task.currentRequest, response: task.response)
-            let payload: CompletionUserInfo.Payload = isDownload ? .none : .responseData(delegate.receivedData)
+            let payload: CompletionUserInfo.Payload = sink.isFile ? .none : .responseData(delegate.receivedData)
             deliver(task, delegate: delegate, object: nil, error: failure, payload: payload)
         case .serialized(.success(let object), let data):
             deliver(task, delegate: delegate, object: object, error: nil, payload: .responseData(data))
@@ -70,9 +70,13 @@ extension SessionCore {
     /// queue is).
     func outcome(of task: SessionTask, delegate: TaskDelegate) async -> TaskOutcome {
         delegate.downloadFile?.dropResumeDataRequest()
-        if delegate.stream != nil { return .ended(nil) }
-        if let temporaryURL = delegate.downloadFile?.finish() {
-            return await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+        switch delegate.sink {
+        case .stream: return .ended(nil)
+        case .file(let file):
+            if let temporaryURL = file.finish() {
+                return await finishDownload(task, delegate: delegate, temporaryURL: temporaryURL)
+            }
+        case .memory: break
         }
         let data = delegate.receivedData
         return .serialized(erasedSerialized(data, of: task, with: delegate.serializer), data: data)

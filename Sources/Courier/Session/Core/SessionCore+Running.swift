@@ -119,7 +119,7 @@ extension SessionCore {
     /// body, and event monitors see the body as one chunk. Tasks made by the factories and the callback methods
     /// always stream.
     func collects(_ task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks) -> Bool {
-        guard task is DataTask, delegate.keepsBodyInMemory, delegate.uploadProgressHandler == nil,
+        guard task is DataTask, delegate.sink.keepsInMemory, delegate.uploadProgressHandler == nil,
             delegate.downloadProgressHandler == nil, !Self.watchesExchanges(hooks)
         else { return false }
         guard let body = delegate.uploadBody ?? task.requestSource.httpBody.map({ .data($0) }) else { return true }

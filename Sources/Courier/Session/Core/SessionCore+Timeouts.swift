@@ -51,7 +51,9 @@ extension SessionCore {
             if stop { return }
         }
         for entry in running {
-            if let deadline = entry.delegate.state.withLock({ $0.expire(now: now) }) {
+            // Read outside the task's lock: the handoff has its own.
+            let consumerBehind = entry.delegate.sink.stream?.holdsUntakenChunk ?? false
+            if let deadline = entry.delegate.state.withLock({ $0.expire(now: now, consumerBehind: consumerBehind) }) {
                 nearest = min(nearest, deadline)
             } else {
                 entry.task.cancelExecution()

@@ -26,8 +26,8 @@ final class TaskDelegate: Sendable {
     /// the destination is never touched, so an error page cannot replace a good file.
     let movesUnacceptableDownload: Bool
     let downloadOptions: DownloadOptions
-    /// Where a streamed body goes instead of ``receivedData``.
-    let stream: ChunkHandoff?
+    /// Where a streamed body goes instead of ``receivedData`` (see ``sink``).
+    private let stream: ChunkHandoff?
     /// The request's own interceptor, after the session's.
     let interceptor: (any RequestInterceptor)?
     /// The task's state, shared with it.
@@ -70,12 +70,15 @@ final class TaskDelegate: Sendable {
     /// Counts a chunk of the body, keeps it in memory or writes it to the download file (on ``BlockingIO``'s
     /// threads), and reports progress. A streamed body is not kept.
     func didReceive(_ chunk: Data) async throws {
-        didReceive(chunk, inFile: try await downloadFile?.write(chunk) ?? false)
+        let sink = sink
+        var keep = sink.keepsInMemory
+        if case .file(let file) = sink { keep = try await !file.write(chunk) }
+        didReceive(chunk, keep: keep)
     }
 
-    /// ``didReceive(_:)`` for a chunk already written, or one that never goes to a file (a cached response's).
-    func didReceive(_ chunk: Data, inFile: Bool) {
-        report(state.withLock { $0.received(chunk, keep: !inFile && stream == nil) }, to: downloadProgressHandler)
+    /// ``didReceive(_:)`` for a chunk already in memory that is kept or not (a cached response's is).
+    func didReceive(_ chunk: Data, keep: Bool) {
+        report(state.withLock { $0.received(chunk, keep: keep) }, to: downloadProgressHandler)
     }
 
     /// Ends progress; after a success, first reports each direction's final value (fraction 1).
@@ -94,11 +97,13 @@ final class TaskDelegate: Sendable {
         report.streams.forEach { $0.yield(report.progress) }
     }
 
-    var isDownload: Bool { downloadFile?.isDownload ?? false }
-
-    /// Whether the body is kept in memory (``receivedData``, for the serializer): not streamed to a consumer, not
-    /// written to a download's file.
-    var keepsBodyInMemory: Bool { stream == nil && !isDownload }
+    /// Where the body goes: to the streaming consumer, else to the download's file, else into memory
+    /// (``receivedData``, for the serializer).
+    var sink: BodySink {
+        if let stream { return .stream(stream) }
+        if let file = downloadFile, file.isDownload { return .file(file) }
+        return .memory
+    }
 
     /// The download's file, if the task has one.
     var downloadFile: DownloadFile? { state.withLock { $0.downloadFile } }

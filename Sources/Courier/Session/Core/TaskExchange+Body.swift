@@ -12,7 +12,7 @@ extension TaskExchange {
         switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
         case .allow: break
         case .cancel: throw CancellationError()
-        case .becomeDownload: if !delegate.isDownload { try await delegate.makeDownloadFile().begin() }
+        case .becomeDownload: if delegate.sink.keepsInMemory { try await delegate.makeDownloadFile().begin() }
         }
         core.events.send(.receivedResponse(task, head))
         let length = head.contentLength
@@ -21,7 +21,7 @@ extension TaskExchange {
         let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
         let progressTotal = source.method.caseInsensitiveEquals("HEAD") ? 0 : expected
         delegate.state.withLock { $0.expectDownload(expected: expected, progressTotal: progressTotal) }
-        if let stream = delegate.stream { stream.deliver(head: try Self.http(head)) }
+        if let stream = delegate.sink.stream { stream.deliver(head: try Self.http(head)) }
         let limit = inMemoryLimit
         try CollectedBodyLimit.checkDeclaredLength(
             limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
@@ -32,7 +32,7 @@ extension TaskExchange {
 
     /// The most body bytes the task may hold, when it holds them in memory (not a download's file or a stream).
     private var inMemoryLimit: Int? {
-        guard delegate.keepsBodyInMemory else { return nil }
+        guard delegate.sink.keepsInMemory else { return nil }
         return max(core.configuration.maximumInMemoryBodySize, 0)
     }
 
@@ -64,7 +64,7 @@ extension TaskExchange {
     private func deliver(_ chunk: Data) async throws {
         try await delegate.didReceive(chunk)
         core.events.send(.receivedData(task, chunk))
-        guard let stream = delegate.stream else { return }
+        guard let stream = delegate.sink.stream else { return }
         delegate.state.withLock { $0.waitForConsumer(true) }
         defer { delegate.state.withLock { $0.waitForConsumer(false) } }
         try await stream.send(chunk)

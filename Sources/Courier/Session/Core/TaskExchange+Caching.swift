@@ -58,7 +58,7 @@ extension TaskExchange {
 
     /// What the cache can do for this task: only `GET` data tasks whose body is collected take part.
     private func plan() -> HTTPCaching.Plan {
-        guard let cache = core.configuration.urlCache, task is DataTask, delegate.keepsBodyInMemory,
+        guard let cache = core.configuration.urlCache, task is DataTask, delegate.sink.keepsInMemory,
             delegate.uploadBody == nil
         else { return .network(store: false) }
         let policy =
@@ -86,7 +86,7 @@ extension TaskExchange {
             state.expectDownload(expected: length, progressTotal: length)
         }
         if let head { core.events.send(.receivedResponse(task, head)) }
-        delegate.didReceive(cached.data, inFile: false)
+        delegate.didReceive(cached.data, keep: true)
         core.events.send(.receivedData(task, cached.data))
     }
 }

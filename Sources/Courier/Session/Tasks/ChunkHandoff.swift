@@ -26,6 +26,10 @@ final class ChunkHandoff: Sendable {
     private static let endedBeforeHead = CourierError.badServerResponse(
         reason: "the response ended before its head arrived", underlyingError: nil, context: CourierError.Context())
 
+    /// Whether a chunk waits for the consumer to take it: the consumer is behind, so the task is waiting on it,
+    /// not on the server, whatever its runner is doing meanwhile.
+    var holdsUntakenChunk: Bool { state.withLock { $0.slot != nil } }
+
     // MARK: Producer (the task's runner)
 
     /// Publishes the final response head to ``head()``'s callers.

@@ -173,9 +173,10 @@ struct TaskState {
         clocks.lastActivity = .now  // the idle clock starts again with the next try
     }
 
-    /// See ``Clocks/expire(now:suspended:)``.
-    mutating func expire(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        clocks.expire(now: now, suspended: state == .suspended)
+    /// See ``Clocks/expire(now:suspended:)``; `consumerBehind` when a streamed chunk waits for its consumer, which
+    /// counts as a suspension.
+    mutating func expire(now: ContinuousClock.Instant, consumerBehind: Bool = false) -> ContinuousClock.Instant? {
+        clocks.expire(now: now, suspended: state == .suspended || consumerBehind)
     }
 
     /// Records a response's transaction; the one before it ends at `date` if it had not ended yet.
