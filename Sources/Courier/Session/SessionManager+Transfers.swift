@@ -49,6 +49,32 @@ extension SessionManager {
         }
     }
 
+    /// A download task, not yet resumed. The callback API's (`forAsyncCall` `false`) completes on the completion
+    /// queue and moves an unacceptable response's file as AFNetworking's does; the `async` download's completes
+    /// where the task finishes (no main queue needed) and never moves an unacceptable response's file.
+    func makeDownloadTask(
+        request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
+        options: DownloadOptions, completionHandler: TaskCompletionHandler?,
+        file: Result<DownloadFile.Plan, any Error>, forAsyncCall: Bool = false
+    ) -> DownloadTask {
+        let task = DownloadTask(request: request, controller: core)
+        let delegate = TaskDelegate(
+            for: task, serializer: responseSerializer, downloadProgress: progress, completion: completionHandler,
+            hopsToCompletionQueue: !forAsyncCall, destination: destination,
+            downloadOptions: options, movesUnacceptableDownload: !forAsyncCall)
+        // The file is opened when the task runs (see DownloadFile.plan): no file system call here.
+        switch file {
+        case .success(let plan):
+            delegate.makeDownloadFile().plan(plan)
+        case .failure(let error):
+            core.register(task, delegate: delegate)
+            core.complete(task, delegate: delegate, with: .failed(error))
+            return task
+        }
+        core.register(task, delegate: delegate)
+        return task
+    }
+
     /// Runs a download task made by `make` for the `async` API, on the session's typed road
     /// (`SessionCore.runDownload`): no completion handler, continuation or completion queue.
     private func awaitDownload(request: URLRequest?, _ make: () -> DownloadTask) async throws -> DataResponse<URL> {

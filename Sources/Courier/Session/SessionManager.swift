@@ -129,32 +129,6 @@ open class SessionManager: @unchecked Sendable {
     /// The download tasks among ``tasks``.
     public var downloadTasks: [DownloadTask] { tasks.compactMap { $0 as? DownloadTask } }
 
-    /// A download task, not yet resumed. The callback API's (`forAsyncCall` `false`) completes on the completion
-    /// queue and moves an unacceptable response's file as AFNetworking's does; the `async` download's completes
-    /// where the task finishes (no main queue needed) and never moves an unacceptable response's file.
-    func makeDownloadTask(
-        request: URLRequest?, progress: (@Sendable (TaskProgress) -> Void)?, destination: DownloadDestination?,
-        options: DownloadOptions, completionHandler: TaskCompletionHandler?,
-        file: Result<DownloadFile.Plan, any Error>, forAsyncCall: Bool = false
-    ) -> DownloadTask {
-        let task = DownloadTask(request: request, controller: core)
-        let delegate = TaskDelegate(
-            for: task, serializer: responseSerializer, downloadProgress: progress, completion: completionHandler,
-            hopsToCompletionQueue: !forAsyncCall, destination: destination,
-            downloadOptions: options, movesUnacceptableDownload: !forAsyncCall)
-        // The file is opened when the task runs (see DownloadFile.plan): no file system call here.
-        switch file {
-        case .success(let plan):
-            delegate.makeDownloadFile().plan(plan)
-        case .failure(let error):
-            core.register(task, delegate: delegate)
-            core.complete(task, delegate: delegate, with: .failed(error))
-            return task
-        }
-        core.register(task, delegate: delegate)
-        return task
-    }
-
     /// A data task whose body is handed out as it arrives, through ``DataStreamTask/chunks``, instead of being
     /// collected (Alamofire's `DataStreamRequest`); not yet resumed. Its completion handler gets no object.
     public func dataStreamTask(

@@ -23,8 +23,11 @@ extension TaskExchange {
         delegate.state.withLock { $0.expectDownload(expected: expected, progressTotal: progressTotal) }
         if let stream = delegate.sink.stream { stream.deliver(head: try Self.http(head)) }
         let limit = inMemoryLimit
-        try CollectedBodyLimit.checkDeclaredLength(
-            limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
+        if response.body.whole == nil {
+            // A body still to be read is refused by its declared length; one already whole, by its length below.
+            try CollectedBodyLimit.checkDeclaredLength(
+                limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
+        }
         let received = try await readBody(response.body, limit: limit)
         delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
         if core.configuration.urlCache != nil { try storeIfAllowed(head) }

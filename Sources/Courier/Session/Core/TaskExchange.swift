@@ -109,7 +109,8 @@ struct TaskExchange {
             }
             if status == 401, try await answerChallenge(response, head: head, url: url) { continue }
             if status == 304, try await finishRevalidation(response, head: head) { return }
-            if delegate.downloadFile != nil, try await retryIfResumeFails(response, head: head) { continue }
+            let resumes = (delegate.downloadFile?.resumeOffset ?? 0) > 0
+            if resumes, try await retryIfResumeFails(response, head: head) { continue }
             if interceptor != nil, try await retryIfStatusFails(response, head: head) {
                 source = unadapted
                 continue
