@@ -18,18 +18,35 @@ extension HTTPSessionManager {
         success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
         failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
     ) -> DataTask? {
-        let request: URLRequest
-        do {
-            request = try makeRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
-        } catch {
-            (completionQueue ?? .main).async { failure?(nil, error) }
-            return nil
-        }
-        let callbacks = TaskCallbacks(success: success, failure: failure)
-        return callbacks.attach(
-            to: dataTask(
+        callbackTask(success: success, failure: failure) {
+            try makeRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
+        } making: { request, completion in
+            dataTask(
                 with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
-                completionHandler: callbacks.completionHandler))
+                completionHandler: completion)
+        }
+    }
+
+    /// A multipart POST (`POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`), resumed.
+    ///
+    /// `constructingBody` runs before this returns. When the request cannot be built (a bad URL, a file part that
+    /// is not reachable…), `failure` is called with a `nil` task on the completion queue and the method returns
+    /// `nil`, before anything is sent.
+    @discardableResult
+    public func post(
+        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
+        constructingBody: (inout MultipartFormData) throws -> Void,
+        progress: (@Sendable (TaskProgress) -> Void)? = nil,
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
+        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
+    ) -> UploadTask? {
+        resumed(
+            callbackTask(success: success, failure: failure) {
+                try makeMultipartRequest(
+                    urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
+            } making: { multipart, completion in
+                uploadTask(with: multipart, progress: progress, completionHandler: completion)
+            })
     }
 
     /// GET; parameters go in the query.
@@ -112,8 +129,26 @@ extension HTTPSessionManager {
                 failure: failure))
     }
 
-    private func resumed(_ task: DataTask?) -> DataTask? {
+    private func resumed<Task: DataTask>(_ task: Task?) -> Task? {
         task?.resume()
         return task
+    }
+
+    /// A task of AFNetworking's calls: its request built by `build`, then the task made by `make` with a completion
+    /// handler that calls `success` or `failure`. When the request cannot be built, `failure` is called with a `nil`
+    /// task on the completion queue and the result is `nil`.
+    private func callbackTask<Request, Task: DataTask>(
+        success: (@Sendable (DataTask, (any Sendable)?) -> Void)?, failure: (@Sendable (DataTask?, any Error) -> Void)?,
+        building build: () throws -> Request, making make: (Request, @escaping TaskCompletionHandler) -> Task
+    ) -> Task? {
+        let request: Request
+        do {
+            request = try build()
+        } catch {
+            (completionQueue ?? .main).async { failure?(nil, error) }
+            return nil
+        }
+        let callbacks = TaskCallbacks(success: success, failure: failure)
+        return callbacks.attach(to: make(request, callbacks.completionHandler))
     }
 }

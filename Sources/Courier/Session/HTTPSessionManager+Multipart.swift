@@ -20,34 +20,6 @@ extension HTTPSessionManager {
         return multipart
     }
 
-    /// A multipart POST (`POST:parameters:headers:constructingBodyWithBlock:progress:success:failure:`), resumed.
-    ///
-    /// `constructingBody` runs before this returns. When the request cannot be built (a bad URL, a file part that
-    /// is not reachable…), `failure` is called with a `nil` task on the completion queue and the method returns
-    /// `nil`, before anything is sent.
-    @discardableResult
-    public func post(
-        _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
-        constructingBody: (inout MultipartFormData) throws -> Void,
-        progress: (@Sendable (TaskProgress) -> Void)? = nil,
-        success: (@Sendable (DataTask, (any Sendable)?) -> Void)? = nil,
-        failure: (@Sendable (DataTask?, any Error) -> Void)? = nil
-    ) -> UploadTask? {
-        let multipart: MultipartRequest
-        do {
-            multipart = try makeMultipartRequest(
-                urlString: urlString, parameters: parameters, headers: headers, constructingBody: constructingBody)
-        } catch {
-            (completionQueue ?? .main).async { failure?(nil, error) }
-            return nil
-        }
-        let callbacks = TaskCallbacks(success: success, failure: failure)
-        let task = callbacks.attach(
-            to: uploadTask(with: multipart, progress: progress, completionHandler: callbacks.completionHandler))
-        task.resume()
-        return task
-    }
-
     /// A multipart POST, serializing the response with `serializer`.
     ///
     /// The form builder comes last so it can be a trailing closure. Cancelling the calling Swift task cancels the
