@@ -69,14 +69,13 @@ final class TaskDelegate: Sendable {
 
     /// Counts a chunk of the body, keeps it in memory or writes it to the download file (on ``BlockingIO``'s
     /// threads), and reports progress. A streamed body is not kept.
-    func didReceive(_ chunk: Data) async throws {
-        let sink = sink
+    func didReceive(_ chunk: Data, into sink: BodySink) async throws {
         var keep = sink.keepsInMemory
         if case .file(let file) = sink { keep = try await !file.write(chunk) }
         didReceive(chunk, keep: keep)
     }
 
-    /// ``didReceive(_:)`` for a chunk already in memory that is kept or not (a cached response's is).
+    /// ``didReceive(_:into:)`` for a chunk already in memory that is kept or not (a cached response's is).
     func didReceive(_ chunk: Data, keep: Bool) {
         report(state.withLock { $0.received(chunk, keep: keep) }, to: downloadProgressHandler)
     }

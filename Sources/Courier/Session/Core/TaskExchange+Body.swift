@@ -15,39 +15,36 @@ extension TaskExchange {
         case .becomeDownload: if delegate.sink.keepsInMemory { try await delegate.makeDownloadFile().begin() }
         }
         core.events.send(.receivedResponse(task, head))
+        // Where the body goes, decided once: the hook above was the last thing that could change it.
+        let sink = delegate.sink
         let length = head.contentLength
         let alreadyThere = delegate.downloadFile?.resumeOffset ?? 0
         // A server's `Content-Length` may be anything up to 2^63 − 1: an offset plus it must not trap.
         let expected = length >= 0 ? CheckedConversion.sum(alreadyThere, length) ?? -1 : -1
         let progressTotal = source.method.caseInsensitiveEquals("HEAD") ? 0 : expected
         delegate.state.withLock { $0.expectDownload(expected: expected, progressTotal: progressTotal) }
-        if let stream = delegate.sink.stream { stream.deliver(head: try Self.http(head)) }
-        let limit = inMemoryLimit
+        if let stream = sink.stream { stream.deliver(head: try Self.http(head)) }
+        // The most body bytes the task may hold, when it holds them in memory.
+        let limit = sink.keepsInMemory ? max(core.configuration.maximumInMemoryBodySize, 0) : nil
         if response.body.whole == nil {
             // A body still to be read is refused by its declared length; one already whole, by its length below.
             try CollectedBodyLimit.checkDeclaredLength(
                 limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
         }
-        let received = try await readBody(response.body, limit: limit)
+        let received = try await readBody(response.body, into: sink, limit: limit)
         delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
         if core.configuration.urlCache != nil { try storeIfAllowed(head) }
     }
 
-    /// The most body bytes the task may hold, when it holds them in memory (not a download's file or a stream).
-    private var inMemoryLimit: Int? {
-        guard delegate.sink.keepsInMemory else { return nil }
-        return max(core.configuration.maximumInMemoryBodySize, 0)
-    }
-
-    /// Reads the body into the task and returns its length; more than `limit` bytes fail the task.
-    private func readBody(_ body: DataChunks, limit: Int?) async throws -> Int64 {
+    /// Reads the body into `sink` and returns its length; more than `limit` bytes fail the task.
+    private func readBody(_ body: DataChunks, into sink: BodySink, limit: Int?) async throws -> Int64 {
         let limit = limit.map { Int64($0) } ?? .max
         if let whole = body.whole {
             // Already in memory (a gathered body): one delivery, no iteration.
             await task.waitWhileSuspended()
             try core.checkCancellation(task, delegate: delegate)
             if Int64(whole.count) > limit { throw CollectedBodyLimit.error(Int(limit)) }
-            if !whole.isEmpty { try await deliver(whole) }
+            if !whole.isEmpty { try await deliver(whole, into: sink) }
             return Int64(whole.count)
         }
         var iterator = body.makeAsyncIterator()
@@ -58,16 +55,16 @@ extension TaskExchange {
             guard let chunk = try await iterator.next() else { break }
             received += Int64(chunk.count)
             if received > limit { throw CollectedBodyLimit.error(Int(limit)) }
-            try await deliver(chunk)
+            try await deliver(chunk, into: sink)
         }
         return received
     }
 
-    /// Hands one chunk of the body to the delegate, the event sink and a streaming consumer.
-    private func deliver(_ chunk: Data) async throws {
-        try await delegate.didReceive(chunk)
+    /// Hands one chunk of the body to the task (into `sink`), the event sink and a streaming consumer.
+    private func deliver(_ chunk: Data, into sink: BodySink) async throws {
+        try await delegate.didReceive(chunk, into: sink)
         core.events.send(.receivedData(task, chunk))
-        guard let stream = delegate.sink.stream else { return }
+        guard let stream = sink.stream else { return }
         delegate.state.withLock { $0.waitForConsumer(true) }
         defer { delegate.state.withLock { $0.waitForConsumer(false) } }
         try await stream.send(chunk)
