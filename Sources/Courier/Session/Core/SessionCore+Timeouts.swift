@@ -51,8 +51,7 @@ extension SessionCore {
             if stop { return }
         }
         for entry in running {
-            // Read outside the task's lock: the handoff has its own.
-            let consumerBehind = entry.delegate.sink.stream?.holdsUntakenChunk ?? false
+            let consumerBehind = entry.delegate.consumerIsBehind
             if let deadline = entry.delegate.state.withLock({ $0.expire(now: now, consumerBehind: consumerBehind) }) {
                 nearest = min(nearest, deadline)
             } else {

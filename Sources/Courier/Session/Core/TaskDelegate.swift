@@ -63,6 +63,16 @@ final class TaskDelegate: Sendable {
         state.withLock { $0.touch() }
     }
 
+    /// Notes that the latest response's body has been read whole (or dropped): `received` bytes, ending now.
+    func endTransaction(received: Int64) {
+        let now = Date()
+        state.withLock { $0.endLastTransaction(at: now, received: received) }
+    }
+
+    /// Whether a streamed chunk waits for a consumer that is behind (see ``ChunkHandoff/holdsUntakenChunk``); read
+    /// without the task's lock.
+    var consumerIsBehind: Bool { stream?.holdsUntakenChunk ?? false }
+
     func didSend(totalBytesSent: Int64) {
         report(state.withLock { $0.sent(total: totalBytesSent) }, to: uploadProgressHandler)
     }

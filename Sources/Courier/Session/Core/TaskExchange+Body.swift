@@ -32,7 +32,7 @@ extension TaskExchange {
                 limit, method: source.method, statusCode: head.statusCode, headers: head.headers)
         }
         let received = try await readBody(response.body, into: sink, limit: limit)
-        delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
+        delegate.endTransaction(received: received)
         if core.configuration.urlCache != nil { try storeIfAllowed(head) }
     }
 

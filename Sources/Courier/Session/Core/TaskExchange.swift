@@ -196,6 +196,6 @@ struct TaskExchange {
         var iterator = body.makeAsyncIterator()
         var received: Int64 = 0
         while received < 1 << 20, let chunk = try? await iterator.next() { received += Int64(chunk.count) }
-        delegate.state.withLock { [now = Date()] in $0.endLastTransaction(at: now, received: received) }
+        delegate.endTransaction(received: received)
     }
 }
