@@ -64,29 +64,23 @@ struct DownloadResumeTests {
         return (finished, destination)
     }
 
-    /// Starts a download of `request` and cancels it with resume data as soon as progress reports at least `bytes`
-    /// (from the progress handler itself, so no timing is involved).
+    /// Starts a download of `request` and cancels it with resume data once the task has received at least `bytes`.
+    ///
+    /// The task's own count is watched, not its progress reports: those are throttled to one per 50 ms, so when a
+    /// burst crosses `bytes` just after a report and the server then holds the body, no report would come.
     func interruptedDownload(
         _ manager: SessionManager, _ request: URLRequest, after bytes: Int64
     ) async throws -> Data? {
         let outcome = Outcome()
-        let task = Locked<DownloadTask?>(nil)
         let resumeData = Locked<Data?>(nil)
-        let cancelled = Locked(false)
-        let made = manager.downloadTask(
-            with: request,
-            progress: { progress in
-                guard progress.completed >= bytes,
-                    cancelled.withLock({ flag in
-                        defer { flag = true }
-                        return !flag
-                    })
-                else { return }
-                task.withLock { $0 }?.cancel(producingResumeData: { data in resumeData.withLock { $0 = data } })
-            },
-            completionHandler: { _, _, error in outcome.fulfill(error) })
-        task.withLock { $0 = made }
-        made.resume()
+        let task = manager.downloadTask(with: request, completionHandler: { _, _, error in outcome.fulfill(error) })
+        task.resume()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while task.countOfBytesReceived < bytes, task.state == .running, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(task.countOfBytesReceived >= bytes)
+        task.cancel(producingResumeData: { data in resumeData.withLock { $0 = data } })
         let error = try await outcome.value()
         #expect((error as? CourierError)?.errorCode == -999)
         return resumeData.value
