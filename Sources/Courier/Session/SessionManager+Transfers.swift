@@ -14,6 +14,9 @@ extension SessionManager {
     /// ``downloadTask(with:progress:destination:options:completionHandler:)``, moves the file and reports the
     /// error with it, as AFNetworking's does.)
     ///
+    /// `options` default to none, as in every download call (AFNetworking's and Alamofire's default): the move fails
+    /// with -3000 when `destination`'s folder is missing or a file is already there, unless `options` allow it.
+    ///
     /// The call completes without the main queue, whatever ``completionQueue`` is. Cancelling the calling Swift task
     /// cancels the download and deletes the partial file; for a download that can be continued later, use
     /// ``downloadTask(with:progress:destination:options:completionHandler:)`` and
@@ -23,7 +26,7 @@ extension SessionManager {
     /// - Throws: ``CourierError``: -1011 for an unacceptable status, with the response.
     public func download(
         _ request: URLRequest, to destination: URL,
-        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        options: DownloadOptions = [],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> DataResponse<URL> {
         try await awaitDownload(request: request) {
@@ -37,7 +40,7 @@ extension SessionManager {
     /// ``download(_:to:options:progress:)`` (validation before the move, no main queue) and ``DownloadResumeData``.
     public func download(
         resumingWith resumeData: Data, to destination: URL,
-        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        options: DownloadOptions = [],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> DataResponse<URL> {
         let decoded = Result { try DownloadResumeData(data: resumeData) }
@@ -112,7 +115,7 @@ extension HTTPSessionManager {
     public func download(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         to destination: URL,
-        options: DownloadOptions = [.createIntermediateDirectories, .removePreviousFile],
+        options: DownloadOptions = [],
         progress: (@Sendable (TaskProgress) -> Void)? = nil
     ) async throws -> DataResponse<URL> {
         let request = try makeRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)

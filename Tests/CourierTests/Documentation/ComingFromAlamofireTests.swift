@@ -217,7 +217,9 @@ func uploadDocument(_ client: HTTPSessionManager, pdf: Data, fileName: String) a
 
 /// `AF.download(..., to: destination).serializingDownloadedFileURL()`
 func downloadExport(_ client: HTTPSessionManager, to file: URL) async throws -> URL {
-    try await client.download("exports/latest", to: file).value
+    try await client.download(
+        "exports/latest", to: file, options: [.createIntermediateDirectories, .removePreviousFile]
+    ).value
 }
 
 /// `AF.streamRequest(...).streamingStrings()`, a line at a time.

@@ -124,11 +124,15 @@ struct DownloadResumeTests {
     @Test(arguments: transports)
     func aChangedValidatorRestartsFromZero(transport: String) async throws {
         let original = Self.randomData(count: 1 << 20, seed: 12)
-        let server = try await RangeServer.start(original, chunkSize: 16 * 1024, chunkDelay: 0.005)
+        // The first response waits at 512 KiB, so the cancel at 128 KiB lands mid-body however late the test's
+        // polling task runs on a loaded machine (it once ran 1.6 s late and the whole body had arrived).
+        let server = try await RangeServer.start(
+            original, chunkSize: 16 * 1024, chunkDelay: 0.005, holds: [512 * 1024])
         defer { Task { try await server.stop() } }
         let manager = manager(transport)
         let resumeData = try #require(
             try await interruptedDownload(manager, URLRequest(url: server.fileURL), after: 128 * 1024))
+        server.proceed()
 
         let changed = Self.randomData(count: 300_000, seed: 13)
         server.replace(with: changed, entityTag: "\"v2\"")
@@ -162,7 +166,9 @@ struct DownloadResumeTests {
 
     @Test(arguments: transports)
     func httpbinRangeResumes(transport: String) async throws {
-        let url = try await HTTPBin.url("range/102400?duration=2&chunk_size=1024")
+        // httpbin cannot hold a body, so it is spread over 20 s: the cancel after 10 kB lands mid-body even when
+        // the polling task runs seconds late on a loaded machine; the test still ends at the cancel.
+        let url = try await HTTPBin.url("range/102400?duration=20&chunk_size=1024")
         let manager = manager(transport)
         let resumeData = try #require(try await interruptedDownload(manager, URLRequest(url: url), after: 10_000))
         #expect(try DownloadResumeData(data: resumeData).entityTag == "range102400")
@@ -198,10 +204,14 @@ struct DownloadResumeTests {
 
     @Test(arguments: transports)
     func noStrongValidatorMeansNoResumeData(transport: String) async throws {
-        let url = try await HTTPBin.url("drip?numbytes=200&duration=2&delay=0")
+        // No ETag and no Last-Modified; the body waits at 64 KiB, so the cancel always lands mid-body.
+        let server = try await RangeServer.start(
+            Self.randomData(count: 256 * 1024, seed: 5), entityTag: nil, holds: [64 * 1024])
+        defer { Task { try await server.stop() } }
         let manager = manager(transport)
         defer { withExtendedLifetime(manager) {} }
-        let resumeData = try await interruptedDownload(manager, URLRequest(url: url), after: 10)
+        let resumeData = try await interruptedDownload(manager, URLRequest(url: server.fileURL), after: 16 * 1024)
+        server.proceed()
         #expect(resumeData == nil)
     }
 
@@ -258,7 +268,8 @@ struct DownloadResumeTests {
         let destination = Self.destination()
         let progress = Locked([TaskProgress]())
         let response = try await manager.download(
-            "range/5000", to: destination, progress: { value in progress.withLock { $0.append(value) } })
+            "range/5000", to: destination, options: [.createIntermediateDirectories],
+            progress: { value in progress.withLock { $0.append(value) } })
         #expect(response.value == destination)
         #expect(response.statusCode == 200)
         #expect(try Data(contentsOf: destination) == Data((0..<5000).map { UInt8(ascii: "a") + UInt8($0 % 26) }))

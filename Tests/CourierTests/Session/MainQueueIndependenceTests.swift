@@ -64,6 +64,7 @@ struct MainQueueIndependenceTests {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("courier-main-queue-\(UUID().uuidString)", isDirectory: true)
         let destination = folder.appendingPathComponent("file.bin")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let hold = MainQueueHold()
         // Whether `swift test` drains the main queue at all: if not, the calls below prove the same without the hold.
         let held = try await hold.waitUntilHeld(seconds: 10)

@@ -95,9 +95,12 @@ struct TaskProgressTests {
         #expect(values.count >= 3)
         #expect(values.last?.1.fractionCompleted == 1.0)
         #expect(values.last?.1.completed == Int64(body.count))
-        // Every report but the final one (which always goes out) comes at least 50 ms after the one before.
+        // Every report but the final one (which always goes out) is made at least 50 ms after the one before. The
+        // closure's own clock reads when the report arrives, later than it was made by however long the delivering
+        // thread waited for a core: one loaded run saw 45.5 ms between arrivals. 40 ms still catches a missing
+        // throttle (reports then come a chunk apart, microseconds) or one set well short of 50 ms.
         for (previous, next) in zip(values.dropLast(), values.dropLast().dropFirst()) {
-            #expect(next.0 - previous.0 >= .milliseconds(49))
+            #expect(next.0 - previous.0 >= .milliseconds(40))
         }
         let described = values.map { "\($0.1.completed)@\($0.0 - values[0].0)" }
         #expect(

@@ -17,7 +17,8 @@ import NIOPosix
 final class RangeServer: Sendable {
     struct Resource: Sendable {
         var data: Data
-        var entityTag: String
+        /// `nil` sends no `ETag`: a response with no validator.
+        var entityTag: String?
         /// A `Cache-Control` value to send, if any.
         var cacheControl: String?
     }
@@ -58,7 +59,7 @@ final class RangeServer: Sendable {
     /// `cuts` responses close their connection once `cutAfter` bytes of their body are sent (a multiple of
     /// `chunkSize`), as a dropped connection would.
     static func start(
-        _ data: Data, entityTag: String = "\"v1\"", cacheControl: String? = nil, chunkSize: Int = 16 * 1024,
+        _ data: Data, entityTag: String? = "\"v1\"", cacheControl: String? = nil, chunkSize: Int = 16 * 1024,
         chunkDelay: TimeInterval = 0, holds: [Int] = [], cuts: Int = 0, cutAfter: Int = 0
     ) async throws -> RangeServer {
         let resource = Locked(Resource(data: data, entityTag: entityTag, cacheControl: cacheControl))
@@ -195,10 +196,11 @@ private final class RangeHandler: ChannelInboundHandler {
         let ifNoneMatch = request.headers.first(name: "If-None-Match")
         log.withLock { $0.append(RangeServer.RequestRecord(range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)) }
         var headers = HTTPHeaders([
-            ("ETag", current.entityTag), ("Accept-Ranges", "bytes"), ("Date", HTTPDate.format(Date())),
+            ("Accept-Ranges", "bytes"), ("Date", HTTPDate.format(Date())),
         ])
+        if let entityTag = current.entityTag { headers.add(name: "ETag", value: entityTag) }
         if let cacheControl = current.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
-        if ifNoneMatch == current.entityTag {
+        if let ifNoneMatch, ifNoneMatch == current.entityTag {
             headers.add(name: "Content-Length", value: "0")
             context.write(
                 wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers))),
