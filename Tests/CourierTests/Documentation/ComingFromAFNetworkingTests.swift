@@ -319,6 +319,9 @@ final class Collected<Value: Sendable>: @unchecked Sendable {
             .init(status: 200, headers: [("Content-Type", "text/csv")], body: "a,b\n1,2\n")
         ])
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)/latest.csv")
+        // As with AFNetworking, the move makes no folders.
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let client = client(server)
         let saved = try await downloadReport(client, to: file)

@@ -34,7 +34,7 @@ extension SessionCore {
                 file: temporaryURL, error: nil, payload: .assetPath(temporaryURL),
                 afterward: { try? FileManager.default.removeItem(at: temporaryURL) })
         }
-        let options = delegate.downloadOptions
+        let options = delegate.downloadOptions ?? []
         do {
             // On BlockingIO's threads, never the cooperative pool; finished even if the runner is cancelled now.
             try await BlockingIO.runToCompletion {

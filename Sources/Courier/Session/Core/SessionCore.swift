@@ -81,8 +81,9 @@ final class SessionCore: TaskController {
     /// The policy a request to `url` must pass: the session's for its host, decided by the server-trust hook when
     /// there is one.
     func securityPolicy(for url: URL) throws -> SecurityPolicy {
+        guard URLCheck.isHTTPS(url) else { return .default }  // as the table would answer, without copying it
         var policy = try settings.withLock { $0.securityPolicies }.policy(for: url)
-        if let hook = serverTrustHook.value, URLCheck.isHTTPS(url) { policy.serverTrustHook = hook }
+        if let hook = serverTrustHook.value { policy.serverTrustHook = hook }
         return policy
     }
 

@@ -25,7 +25,8 @@ final class TaskDelegate: Sendable {
     /// the error (the callback API, as AFNetworking's); when `false` (the `async` download) its file is deleted and
     /// the destination is never touched, so an error page cannot replace a good file.
     let movesUnacceptableDownload: Bool
-    let downloadOptions: DownloadOptions
+    /// `nil` for data and upload tasks, which move no file.
+    let downloadOptions: DownloadOptions?
     /// Where a streamed body goes instead of ``receivedData`` (see ``sink``).
     private let stream: ChunkHandoff?
     /// The request's own interceptor, after the session's.
@@ -40,7 +41,7 @@ final class TaskDelegate: Sendable {
         for task: SessionTask, serializer: any ResponseSerializer, uploadBody: HTTPRequestBody? = nil,
         uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
         downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil, completion: TaskCompletionHandler? = nil,
-        hopsToCompletionQueue: Bool, destination: DownloadDestination? = nil, downloadOptions: DownloadOptions = [],
+        hopsToCompletionQueue: Bool, destination: DownloadDestination? = nil, downloadOptions: DownloadOptions? = nil,
         movesUnacceptableDownload: Bool = true, stream: ChunkHandoff? = nil,
         interceptor: (any RequestInterceptor)? = nil
     ) {

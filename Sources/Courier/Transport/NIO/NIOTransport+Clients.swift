@@ -79,7 +79,8 @@ extension NIOTransport {
 
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
-        guard !request.securityPolicy.isDefault, request.url.scheme?.lowercased() == "https" else { return nil }
+        // The scheme first: comparing policies is the costlier check, and plain http has no policy to enforce.
+        guard URLCheck.isHTTPS(request.url), !request.securityPolicy.isDefault else { return nil }
         guard let host = request.url.host, !host.isEmpty else {
             throw CourierError.invalidURL(request.url.absoluteString)
         }
