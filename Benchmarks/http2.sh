@@ -7,6 +7,9 @@
 #   BENCH_BIN=/other/Benchmarks/.build/release/CourierBench bash Benchmarks/http2.sh   # a prebuilt binary
 #
 #   CONCURRENCY=8 bash Benchmarks/http2.sh        # another concurrency (curl's --parallel-max too)
+#   PROTOCOL=http1.1 bash Benchmarks/http2.sh     # https over HTTP/1.1: nginx without http2, every client HTTP/1.1
+#   TRUST=system bash Benchmarks/http2.sh         # the CA in the system trust store, both Swift clients on defaults
+#   CLIENTS=courier bash Benchmarks/http2.sh      # one Swift client alone (for perf), no curl rounds
 #
 # Installs nginx, curl and openssl with apt-get when missing. Makes a private CA and a leaf certificate for
 # 127.0.0.1 with openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free
@@ -19,6 +22,16 @@ BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REQUESTS="${REQUESTS:-10000}"
 CONCURRENCY="${CONCURRENCY:-32}"
 ROUNDS="${ROUNDS:-5}"
+PROTOCOL="${PROTOCOL:-h2}"
+TRUST="${TRUST:-policy}"
+CLIENTS="${CLIENTS:-ahc,courier}"
+[[ "$PROTOCOL" == h2 || "$PROTOCOL" == http1.1 ]] || { echo "PROTOCOL is h2 or http1.1" >&2; exit 1; }
+[[ "$TRUST" == policy || "$TRUST" == system ]] || { echo "TRUST is policy or system" >&2; exit 1; }
+if [[ "$PROTOCOL" == h2 ]]; then
+    LISTEN="ssl http2" CURL_VERSION="--http2" VERSION_SEEN="2" VERSION_NAME="HTTP/2"
+else
+    LISTEN="ssl" CURL_VERSION="--http1.1" VERSION_SEEN="1.1" VERSION_NAME="HTTP/1.1"
+fi
 
 source "$BENCH_DIR/common.sh"
 install_missing nginx curl openssl
@@ -78,7 +91,7 @@ http {
     keepalive_requests 1000000;
 $(nginx_temp_paths)
     server {
-        listen 127.0.0.1:$PORT ssl http2;
+        listen 127.0.0.1:$PORT $LISTEN;
         # Debian's nginx 1.22 offers TLS 1.0-1.2 unless told otherwise.
         ssl_protocols TLSv1.2 TLSv1.3;
         ssl_certificate $TLS/leaf.pem;
@@ -99,9 +112,21 @@ STATUS_URL="http://127.0.0.1:$STATUS_PORT/status"
 for _ in $(seq 1 100); do port_is_free "$STATUS_PORT" || break; sleep 0.05; done
 echo "nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (pid $NGINX_PID) serving ${BASE_URL}1k.json" \
     "($(wc -c <"$WORK/www/1k.json") bytes) over TLS + HTTP/2"
-probe="$(curl -sS --http2 --cacert "$TLS/root.pem" -o /dev/null \
+probe="$(curl -sS "$CURL_VERSION" --cacert "$TLS/root.pem" -o /dev/null \
     -w '%{http_version} %{response_code} %{size_download}' "${BASE_URL}1k.json")"
-[[ "$probe" == "2 200 1024" ]] || { echo "preflight: curl got '$probe', not '2 200 1024'" >&2; exit 1; }
+[[ "$probe" == "$VERSION_SEEN 200 1024" ]] ||
+    { echo "preflight: curl got '$probe', not '$VERSION_SEEN 200 1024'" >&2; exit 1; }
+
+# TRUST=system: the root goes into the system's trust store for this run (and out again on exit), so that both Swift
+# clients verify with their defaults and Courier's policy is the default one (no trust gate).
+if [[ "$TRUST" == system ]]; then
+    command -v update-ca-certificates >/dev/null || { echo "TRUST=system needs Debian's ca-certificates" >&2; exit 1; }
+    SYSTEM_CA="/usr/local/share/ca-certificates/courier-bench-$$.crt"
+    cp "$TLS/root.pem" "$SYSTEM_CA"
+    update-ca-certificates >/dev/null 2>&1
+    remove_system_ca() { rm -f "$SYSTEM_CA"; update-ca-certificates --fresh >/dev/null 2>&1 || true; cleanup; }
+    trap remove_system_ca EXIT
+fi
 
 if [[ -n "${BENCH_BIN:-}" ]]; then
     BIN="$BENCH_BIN"
@@ -113,8 +138,8 @@ fi
 echo
 print_machine
 echo "tools:   $(curl --version | head -1 | cut -d' ' -f1-5), $(openssl version | cut -d' ' -f1-2)"
-echo "http2:   N=$REQUESTS GETs per client and round at concurrency $CONCURRENCY, $ROUNDS round(s), median reported;"
-echo "         each client on one TLS connection; every response checked to be HTTP/2"
+echo "https:   N=$REQUESTS GETs per client and round at concurrency $CONCURRENCY, $ROUNDS round(s), median reported;"
+echo "         $VERSION_NAME, trust: $TRUST, clients: $CLIENTS; every response checked to be $VERSION_NAME"
 echo
 
 # accepted: nginx's count of accepted connections so far (this read's own connection included).
@@ -126,7 +151,7 @@ accepted() { curl -sS "$STATUS_URL" | awk 'NR == 3 {print $1}'; }
 curl_round() {
     local before after
     before="$(accepted)"
-    python3 - curl --parallel --parallel-max "$CONCURRENCY" --http2 --cacert "$TLS/root.pem" --no-progress-meter \
+    python3 - curl --parallel --parallel-max "$CONCURRENCY" "$CURL_VERSION" --cacert "$TLS/root.pem" --no-progress-meter \
         -o /dev/null -w '%{http_version} %{response_code} %{size_download}\n' "${BASE_URL}1k.json?[1-$REQUESTS]" <<'PY'
 import collections, resource, subprocess, sys, time
 before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -150,7 +175,8 @@ declare -A results
 swift_round() {
     local output line
     output="$("$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
-        --requests "$REQUESTS" --concurrency "$CONCURRENCY")"
+        --requests "$REQUESTS" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL" --trust "$TRUST" \
+        --clients "$CLIENTS")"
     while read -r line; do
         [[ "$line" == result* ]] || continue
         local client seconds cpu opened open
@@ -160,7 +186,7 @@ swift_round() {
         opened="$(sed 's/.*opened=\([^ ]*\).*/\1/' <<<"$line")"
         open="$(sed 's/.*open=\([^ ]*\).*/\1/' <<<"$line")"
         results[$client]+="$seconds $cpu $opened $open;"
-        report "$client" "$seconds" "$cpu" "HTTP/2 (all)" "opened $opened, open at the end $open"
+        report "$client" "$seconds" "$cpu" "$VERSION_NAME (all)" "opened $opened, open at the end $open"
     done <<<"$output"
 }
 
@@ -174,22 +200,24 @@ for round in $(seq 1 "$ROUNDS"); do
     # Alternate which goes first, so that neither always follows the other.
     order=(swift curl)
     ((round % 2)) || order=(curl swift)
+    [[ "$CLIENTS" == ahc,courier ]] || order=(swift)
     for which in "${order[@]}"; do
         if [[ $which == swift ]]; then
             swift_round
         else
             read -r seconds cpu versions connections <<<"$(curl_round)"
-            if [[ "$versions" != "2/200/1024x$REQUESTS" ]]; then
-                echo "curl: responses were $versions, not all HTTP/2 200s of 1,024 bytes" >&2
+            if [[ "$versions" != "$VERSION_SEEN/200/1024x$REQUESTS" ]]; then
+                echo "curl: responses were $versions, not all $VERSION_NAME 200s of 1,024 bytes" >&2
                 exit 1
             fi
             results[curl]+="$seconds $cpu $connections -1;"
-            report curl "$seconds" "$cpu" "HTTP/2 (all)" "opened $connections"
+            report curl "$seconds" "$cpu" "$VERSION_NAME (all)" "opened $connections"
         fi
     done
 done
 
 echo
+[[ "$CLIENTS" == ahc,courier ]] || exit 0
 python3 - "$REQUESTS" "${results[ahc]}" "${results[courier]}" "${results[curl]}" <<'PY'
 import statistics, sys
 n = int(sys.argv[1])

@@ -34,7 +34,10 @@ struct CourierBench {
                             (one large transfer, timed; run by transfers.sh)
                CourierBench http2 --url https://127.0.0.1:PORT/ --ca ROOT.pem [--path 1k.json] [--requests 10000]
                             [--concurrency 32] [--slices 5] [--status http://127.0.0.1:PORT2/status]
-                            (one round over HTTP/2 with TLS, raw AsyncHTTPClient vs Courier; run by http2.sh)
+                            [--protocol h2|http1.1] [--trust policy|system] [--clients ahc,courier]
+                            (one round over TLS, raw AsyncHTTPClient vs Courier; run by http2.sh)
+               CourierBench flood --url BASE_URL --client ahc|courier-nio [--waiting 10000] [--requests 20000]
+                            (thousands of requests waiting at once: memory per waiting request; run by flood.sh)
         """
 
     static func main() async {
@@ -53,6 +56,10 @@ struct CourierBench {
             }
             if CommandLine.arguments.dropFirst().first == "websocket" {
                 try await WebSocketBench.main(Array(CommandLine.arguments.dropFirst(2)))
+                return
+            }
+            if CommandLine.arguments.dropFirst().first == "flood" {
+                try await FloodBench.main(Array(CommandLine.arguments.dropFirst(2)))
                 return
             }
             if CommandLine.arguments.dropFirst().first == "http2" {

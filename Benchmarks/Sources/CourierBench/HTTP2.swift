@@ -37,6 +37,13 @@ enum HTTP2Bench {
         var requests = 10_000
         var concurrency = 32
         var slices = 5
+        /// `h2` (every response must be HTTP/2) or `http1.1` (both clients HTTP/1.1 only).
+        var httpProtocol = "h2"
+        /// `policy`: each client is told to trust `--ca` (Courier through a `SecurityPolicy`, so through its trust
+        /// gate); `system`: the CA is in the system's trust store and both clients keep their defaults.
+        var trust = "policy"
+        /// Which clients to run, for profiling one alone.
+        var clients = ["ahc", "courier"]
 
         init(arguments: [String]) throws {
             var rest = arguments[...]
@@ -56,6 +63,21 @@ enum HTTP2Bench {
                 case "--requests", "-n": requests = try positive()
                 case "--concurrency", "-c": concurrency = try positive()
                 case "--slices": slices = try positive()
+                case "--protocol":
+                    guard ["h2", "http1.1"].contains(value) else {
+                        throw BenchError(description: "--protocol h2|http1.1")
+                    }
+                    httpProtocol = value
+                case "--trust":
+                    guard ["policy", "system"].contains(value) else {
+                        throw BenchError(description: "--trust policy|system")
+                    }
+                    trust = value
+                case "--clients":
+                    clients = value.split(separator: ",").map(String.init)
+                    guard !clients.isEmpty, clients.allSatisfy({ ["ahc", "courier"].contains($0) }) else {
+                        throw BenchError(description: "--clients ahc,courier")
+                    }
                 default: throw BenchError(description: "unknown argument \(flag)")
                 }
             }
@@ -70,23 +92,26 @@ enum HTTP2Bench {
         guard let caFile = options.caFile else { throw BenchError(description: "--ca ROOT.pem is required") }
         let payloadURL = baseURL.appendingPathComponent(options.path)
         let status = options.statusURL.map(NginxStatus.init(url:))
-        let clients: [any BenchClient] = [
-            RawAsyncHTTPClientHTTP2(url: payloadURL, caFile: caFile),
-            try CourierHTTP2Client(baseURL: baseURL, path: options.path, caFile: caFile),
-        ]
-        let labels = ["ahc", "courier"]
+        let http2 = options.httpProtocol == "h2"
+        let ca = options.trust == "policy" ? caFile : nil
+        let labels = options.clients
+        let clients: [any BenchClient] = try labels.map { label -> any BenchClient in
+            if label == "ahc" { return RawAsyncHTTPClientHTTP2(url: payloadURL, caFile: ca, http2: http2) }
+            return try CourierHTTP2Client(baseURL: baseURL, path: options.path, caFile: ca, http2: http2)
+        }
+        let version = http2 ? "HTTP/2" : "HTTP/1.1"
         do {
             let round = try await measure(clients, status: status, options: options)
             for (index, label) in labels.enumerated() {
                 let measurement = round.measurements[index]
                 let (opened, open) = (round.opened[index], round.open[index])
                 print(
-                    "\(padRight(label, 8)) HTTP/2  \(pad(format(measurement.requestsPerSecond, 0), 7)) req/s  "
+                    "\(padRight(label, 8)) \(version)  \(pad(format(measurement.requestsPerSecond, 0), 7)) req/s  "
                         + "CPU \(format(measurement.cpuMicrosPerRequest, 0)) µs/req  "
                         + "\(format(measurement.contextSwitchesPerRequest, 1)) csw/req  "
                         + "connections opened \(opened), open at the end \(open)")
                 print(
-                    "result client=\(label) version=HTTP/2 requests=\(measurement.requests)"
+                    "result client=\(label) version=\(version) requests=\(measurement.requests)"
                         + " seconds=\(measurement.wallSeconds) cpu=\(measurement.cpuSeconds)"
                         + " csw=\(measurement.contextSwitches) opened=\(opened) open=\(open)")
             }
@@ -169,12 +194,16 @@ final class RawAsyncHTTPClientHTTP2: BenchClient {
     let client: HTTPClient
     let url: String
 
-    init(url: URL, caFile: String) {
+    let http2: Bool
+
+    /// `caFile` `nil`: the system's trust store, AsyncHTTPClient's default.
+    init(url: URL, caFile: String?, http2: Bool = true) {
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(caFile)
+        if let caFile { tls.trustRoots = .file(caFile) }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         // AsyncHTTPClient's default, spelled out: HTTP/2 when the server offers it in ALPN.
-        configuration.httpVersion = .automatic
+        configuration.httpVersion = http2 ? .automatic : .http1Only
+        self.http2 = http2
         // As for HTTP/1.1 (and as NIOTransport's default): until ALPN has picked HTTP/2, the pool may open
         // connections for waiting requests up to this limit, so both clients start from the same rule.
         configuration.connectionPool = .init(
@@ -186,7 +215,9 @@ final class RawAsyncHTTPClientHTTP2: BenchClient {
     func fetch() async throws -> UserPage {
         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
         guard response.status == .ok else { throw BenchError(description: "AHC: status \(response.status.code)") }
-        guard response.version == .http2 else { throw BenchError(description: "AHC: came over \(response.version)") }
+        guard response.version == (http2 ? .http2 : .http1_1) else {
+            throw BenchError(description: "AHC: came over \(response.version)")
+        }
         let body = try await response.body.collect(upTo: 1 << 20)
         return try JSONDecoder().decode(UserPage.self, from: body)
     }
@@ -208,20 +239,26 @@ final class RawAsyncHTTPClientHTTP2: BenchClient {
 struct CourierHTTP2Client: BenchClient {
     let manager: HTTPSessionManager
     let path: String
+    let version: String
 
-    init(baseURL: URL, path: String, caFile: String) throws {
+    /// `caFile` `nil`: the default policy (the system's trust store), so no trust gate.
+    init(baseURL: URL, path: String, caFile: String?, http2: Bool = true) throws {
         var configuration = SessionConfiguration.default
-        configuration.httpVersion = .automatic
+        configuration.httpVersion = http2 ? .automatic : .http1Only
         manager = HTTPSessionManager(baseURL: baseURL, configuration: configuration, transport: NIOTransport())
-        var policy = SecurityPolicy(pinningMode: .none)
-        policy.additionalTrustedCertificates = try SecurityPolicy.certificates(inFile: URL(fileURLWithPath: caFile))
-        try manager.setSecurityPolicy(policy)
+        if let caFile {
+            var policy = SecurityPolicy(pinningMode: .none)
+            policy.additionalTrustedCertificates = try SecurityPolicy.certificates(
+                inFile: URL(fileURLWithPath: caFile))
+            try manager.setSecurityPolicy(policy)
+        }
         self.path = path
+        version = http2 ? "HTTP/2" : "HTTP/1.1"
     }
 
     func fetch() async throws -> UserPage {
         let response = try await manager.get(path, as: UserPage.self)
-        guard response.httpVersion == "HTTP/2" else {
+        guard response.httpVersion == version else {
             throw BenchError(description: "Courier: came over \(response.httpVersion)")
         }
         return response.value

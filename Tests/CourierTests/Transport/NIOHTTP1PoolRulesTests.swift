@@ -44,6 +44,28 @@ struct NIOHTTP1PoolRulesTests {
         #expect(isConnect(other.step))
     }
 
+    @Test(
+        "Ten thousand waiters on one connection are each handed out once, in the order they came, then the queue is empty"
+    )
+    func manyWaitersInOrder() {
+        var rules = Rules(maximumPerOrigin: 1, idleTimeout: .seconds(60))
+        _ = rules.execute(Exchange(), origin: "a", now: start) { _ in true }
+        let connection = Connection()
+        _ = rules.opened(connection, origin: "a")
+        let waiters = (0..<10_000).map { _ in Exchange() }
+        for exchange in waiters {
+            let queued = rules.execute(exchange, origin: "a", now: start) { _ in true }
+            #expect(isWait(queued.step))
+        }
+        var handedOut: [Exchange] = []
+        while case .run(let next) = rules.release(connection, origin: "a", now: start) {
+            next.isFinished = true
+            handedOut.append(next)
+        }
+        #expect(handedOut.count == waiters.count)
+        #expect(zip(handedOut, waiters).allSatisfy { $0 === $1 })
+    }
+
     @Test("A freed connection takes the oldest waiter first; a cancelled waiter is skipped")
     func waitersInOrder() {
         var rules = Rules(maximumPerOrigin: 1, idleTimeout: .seconds(60))

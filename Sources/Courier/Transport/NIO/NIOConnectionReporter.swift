@@ -7,41 +7,36 @@ import NIOSSL
 /// was ready, its TLS version and protocol (``NIOConnectionFacts``), for ``TransactionMetrics``.
 ///
 /// AsyncHTTPClient's delegates never see the connection an exchange ran on; its debug initializers see every
-/// connection and stream but not the exchanges. This handler joins the two: it sits right after
-/// ``NIOResponseHeadGuard`` and writes the facts into each final response head as a field of its own
-/// (``field``), which the transport takes out again (``takeFacts(from:)``) before anyone else sees the head. A
-/// server's field of that name is dropped first, so a server cannot make up facts.
-final class NIOConnectionReporter: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias InboundOut = HTTPClientResponsePart
-
-    /// The field that carries the facts from this handler to the transport.
+/// connection and stream but not the exchanges. ``NIOResponseHeadGuard``, the one handler Courier adds to each
+/// connection and stream, joins the two with a ``Report``: it writes the facts into each final response head as a
+/// field of its own (``field``), which the transport takes out again (``takeFacts(from:)``) before anyone else sees
+/// the head. A server's field of that name is dropped first, so a server cannot make up facts.
+enum NIOConnectionReporter {
+    /// The field that carries the facts from the guard to the transport.
     static let field = "x-courier-connection"
 
-    private let ready: Date
-    private let tlsVersion: String?
-    /// `h2` for an HTTP/2 stream; an HTTP/1 connection names the version of each response.
-    private let protocolName: String?
-    private var isReused: Bool
+    /// What one connection or stream reports, with the unchanging part of the field made once, not per response.
+    struct Report {
+        /// `" <ready, µs since 1970> <TLS version or ->"`.
+        private let middle: String
+        /// `h2` for an HTTP/2 stream; an HTTP/1 connection names the version of each response.
+        private let protocolName: String?
+        private var isReused: Bool
 
-    private init(ready: Date, tlsVersion: String?, protocolName: String?, isReused: Bool) {
-        self.ready = ready
-        self.tlsVersion = tlsVersion
-        self.protocolName = protocolName
-        self.isReused = isReused
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), head.status.code >= 200 else {
-            return context.fireChannelRead(data)
+        init(ready: Date, tlsVersion: String?, protocolName: String?, isReused: Bool) {
+            middle = " \(Int64((ready.timeIntervalSince1970 * 1_000_000).rounded())) \(tlsVersion ?? "-")"
+            self.protocolName = protocolName
+            self.isReused = isReused
         }
-        let facts = NIOConnectionFacts(
-            isReused: isReused, connectStart: nil, ready: ready, tlsVersion: tlsVersion,
-            protocolName: protocolName ?? "http/\(head.version.major).\(head.version.minor)")
-        isReused = true
-        head.headers.remove(name: Self.field)
-        head.headers.add(name: Self.field, value: Self.encode(facts))
-        context.fireChannelRead(wrapInboundOut(.head(head)))
+
+        /// Writes the facts into a final response's `headers`; every later response on it is a reused one.
+        mutating func stamp(_ headers: inout HTTPHeaders, version: HTTPVersion) {
+            let name =
+                protocolName ?? (version == .http1_1 ? "http/1.1" : "http/\(version.major).\(version.minor)")
+            headers.remove(name: NIOConnectionReporter.field)
+            headers.add(name: NIOConnectionReporter.field, value: (isReused ? "r" : "n") + middle + " " + name)
+            isReused = true
+        }
     }
 
     /// Removes the facts' field from a response head's `headers` and returns what it said; `nil` when it is not
@@ -52,49 +47,36 @@ final class NIOConnectionReporter: ChannelInboundHandler, RemovableChannelHandle
         return decode(value)
     }
 
-    private static func encode(_ facts: NIOConnectionFacts) -> String {
-        "\(facts.isReused ? "r" : "n") \(facts.ready.timeIntervalSince1970) \(facts.tlsVersion ?? "-") \(facts.protocolName)"
-    }
-
     private static func decode(_ value: String) -> NIOConnectionFacts? {
         let parts = value.split(separator: " ")
-        guard parts.count == 4, let seconds = Double(parts[1]) else { return nil }
+        guard parts.count == 4, let micros = Int64(parts[1]) else { return nil }
         return NIOConnectionFacts(
-            isReused: parts[0] == "r", connectStart: nil, ready: Date(timeIntervalSince1970: seconds),
+            isReused: parts[0] == "r", connectStart: nil,
+            ready: Date(timeIntervalSince1970: Double(micros) / 1_000_000),
             tlsVersion: parts[2] == "-" ? nil : String(parts[2]), protocolName: String(parts[3]))
     }
 
-    // MARK: Installing
-
-    /// Adds a reporter to a new HTTP/1 connection's pipeline, after its ``NIOResponseHeadGuard``. Call it when
-    /// the connection is ready (AsyncHTTPClient's debug initializer runs after the TLS handshake).
-    static func install(on channel: any Channel) -> EventLoopFuture<Void> {
-        channel.onLoop { pipeline in
-            let reporter = NIOConnectionReporter(
-                ready: Date(), tlsVersion: tlsVersion(of: pipeline), protocolName: nil, isReused: false)
-            try pipeline.addHandler(reporter, position: .after(try pipeline.handler(type: NIOResponseHeadGuard.self)))
-        }
+    /// The report of a new HTTP/1 connection, ready now (AsyncHTTPClient's debug initializer runs after the TLS
+    /// handshake).
+    static func connectionReport(_ pipeline: ChannelPipeline.SynchronousOperations) -> Report {
+        Report(ready: Date(), tlsVersion: tlsVersion(of: pipeline), protocolName: nil, isReused: false)
     }
 
-    /// Notes when a new HTTP/2 connection was ready and its TLS version, for its streams' reporters.
+    /// Notes when a new HTTP/2 connection was ready and its TLS version, for its streams' reports.
     static func recordHTTP2Connection(_ channel: any Channel) -> EventLoopFuture<Void> {
         channel.onLoop { pipeline in
             try pipeline.addHandler(HTTP2ConnectionRecord(ready: Date(), tlsVersion: tlsVersion(of: pipeline)))
         }
     }
 
-    /// Adds a reporter to a new HTTP/2 stream's pipeline, after its ``NIOResponseHeadGuard``: the stream is on a
-    /// reused connection unless it is the connection's first.
-    static func installOnHTTP2Stream(_ channel: any Channel) -> EventLoopFuture<Void> {
-        channel.onLoop { pipeline in
-            // A stream runs on its connection's event loop, so the connection's pipeline can be read here.
-            let record = try? channel.parent?.pipeline.syncOperations.handler(type: HTTP2ConnectionRecord.self)
-            let reporter = NIOConnectionReporter(
-                ready: record?.ready ?? Date(), tlsVersion: record?.tlsVersion, protocolName: "h2",
-                isReused: (record?.streams ?? 0) > 0)
-            record?.streams += 1
-            try pipeline.addHandler(reporter, position: .after(try pipeline.handler(type: NIOResponseHeadGuard.self)))
-        }
+    /// The report of a new HTTP/2 stream: on a reused connection unless it is the connection's first. Call it on
+    /// the stream's event loop, its connection's.
+    static func streamReport(_ channel: any Channel) -> Report {
+        let record = try? channel.parent?.pipeline.syncOperations.handler(type: HTTP2ConnectionRecord.self)
+        defer { record?.streams += 1 }
+        return Report(
+            ready: record?.ready ?? Date(), tlsVersion: record?.tlsVersion, protocolName: "h2",
+            isReused: (record?.streams ?? 0) > 0)
     }
 
     /// The TLS version the pipeline's `NIOSSLHandler` negotiated, as `TransactionMetrics` names it.

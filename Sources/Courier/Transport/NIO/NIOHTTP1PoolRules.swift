@@ -25,13 +25,13 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         var open = 0
         /// The open connections, idle or busy, for ``NIOHTTP1PoolRules/shutdown()``.
         var connections: [ObjectIdentifier: Connection] = [:]
-        /// Exchanges waiting for a connection, oldest first; a cancelled one is skipped when its turn comes.
-        var waiting: [Exchange] = []
+        /// Exchanges waiting for a connection, oldest first; a cancelled one is skipped when its turn comes. A ring
+        /// buffer: with thousands waiting, adding one or taking the first costs the same as with one.
+        var waiting = CircularBuffer<Exchange>()
 
         /// The oldest waiting exchange that has not been cancelled meanwhile; cancelled ones are dropped.
         mutating func nextWaiting() -> Exchange? {
-            while !waiting.isEmpty {
-                let exchange = waiting.removeFirst()
+            while let exchange = waiting.popFirst() {
                 if !exchange.isFinished { return exchange }
             }
             return nil
@@ -81,8 +81,17 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         _ exchange: Exchange, origin key: Key, now: NIODeadline, preferring: (Connection) -> Bool
     ) -> (step: Step, stale: [Connection]) {
         guard !isShutDown else { return (.fail(exchange), []) }
-        var origin = origins[key, default: Origin()]
-        defer { origins[key] = origin }
+        // Changed in place: a copy taken out of the dictionary would make the next append copy the whole queue.
+        let (idleTimeout, maximum) = (idleTimeout, maximumPerOrigin)
+        return Self.execute(
+            exchange, in: &origins[key, default: Origin()], now: now, idleTimeout: idleTimeout, maximum: maximum,
+            preferring: preferring)
+    }
+
+    private static func execute(
+        _ exchange: Exchange, in origin: inout Origin, now: NIODeadline, idleTimeout: TimeAmount, maximum: Int,
+        preferring: (Connection) -> Bool
+    ) -> (step: Step, stale: [Connection]) {
         var stale: [Connection] = []
         while let last = origin.idle.last, now - last.since > idleTimeout {
             stale.append(origin.idle.removeLast().connection)
@@ -91,7 +100,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
             let index = origin.idle.lastIndex { preferring($0.connection) } ?? origin.idle.count - 1
             return (.run(origin.idle.remove(at: index).connection, exchange), stale)
         }
-        if origin.open < maximumPerOrigin {
+        if origin.open < maximum {
             origin.open += 1
             return (.connect(exchange), stale)
         }
@@ -118,7 +127,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
     /// longer counts, and the first waiter, if any, is returned to open one of its own (and counts as opening it). An
     /// origin with nothing left is forgotten.
     mutating func connectionGone(from key: Key, connection: Connection?) -> Exchange? {
-        guard var origin = origins[key] else { return nil }
+        guard var origin = origins.removeValue(forKey: key) else { return nil }  // moved out, so not copied
         if let connection {
             origin.idle.removeAll { $0.connection === connection }
             origin.connections[ObjectIdentifier(connection)] = nil
@@ -151,6 +160,6 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
     mutating func shutdown() -> (connections: [Connection], waiting: [Exchange]) {
         isShutDown = true
         defer { origins = [:] }
-        return (connections, origins.values.flatMap(\.waiting))
+        return (connections, origins.values.flatMap { Array($0.waiting) })
     }
 }

@@ -19,7 +19,8 @@ import NIOHTTP2
 ///
 /// Installed by ``NIOTransport`` on every HTTP/1 connection and every HTTP/2 stream (its clients' debug
 /// initializers), before a request is written to either. HTTP/2 needs it as much: NIOHTTP2 turns any integer
-/// `:status` into a head, and HTTP/2 has no `101` at all (RFC 9113, 8.6).
+/// `:status` into a head, and HTTP/2 has no `101` at all (RFC 9113, 8.6). The same handler stamps each final head
+/// with the connection's facts (``NIOConnectionReporter``): one handler per stream, not two.
 final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
@@ -28,17 +29,26 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
     private var refused = false
     /// Informational heads since the last final one.
     private var informational = 0
+    /// What the connection's final heads are stamped with.
+    private var report: NIOConnectionReporter.Report
+
+    private init(report: NIOConnectionReporter.Report) {
+        self.report = report
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        if case .head(let head) = unwrapInboundIn(data), let reason = refusal(of: head.status.code) {
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        if let reason = refusal(of: head.status.code) {
             refused = true
             context.fireErrorCaught(
                 CourierError.badServerResponse(reason: reason, underlyingError: nil, context: CourierError.Context()))
             context.close(promise: nil)
             return
         }
-        context.fireChannelRead(data)
+        guard head.status.code >= 200 else { return context.fireChannelRead(data) }
+        report.stamp(&head.headers, version: head.version)
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
     /// Why a head with `code` is refused, or `nil` to let it through.
@@ -57,7 +67,7 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
     static func install(on channel: any Channel) -> EventLoopFuture<Void> {
         channel.onLoop { pipeline in
             try pipeline.addHandler(
-                NIOResponseHeadGuard(),
+                NIOResponseHeadGuard(report: NIOConnectionReporter.connectionReport(pipeline)),
                 position: .after(try pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)))
         }
     }
@@ -66,7 +76,7 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
     static func installOnHTTP2Stream(_ channel: any Channel) -> EventLoopFuture<Void> {
         channel.onLoop { pipeline in
             try pipeline.addHandler(
-                NIOResponseHeadGuard(),
+                NIOResponseHeadGuard(report: NIOConnectionReporter.streamReport(channel)),
                 position: .after(try pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)))
         }
     }

@@ -88,15 +88,27 @@ extension NIOTransport {
             host: host.lowercased(), port: request.url.port ?? 443, policy: request.securityPolicy,
             client: try clientKind(for: request))
         return try gates.withLock { gates in
-            if let gate = gates[key] { return gate }
+            // Comparing with the last gate used is cheaper than hashing the key's policy, certificates and all.
+            if let last = gates.last, last.key == key { return last }
+            if let gate = gates.byKey[key] {
+                gates.last = gate
+                return gate
+            }
             let settings = try settings(for: key.client)
             let gate = try NIOTrustGate(
                 key: key, baseSettings: settings, baseTLS: configuration.baseTLS,
                 dialOptions: configuration.dialOptions,
                 group: group,
                 connectTimeout: .milliseconds(CheckedConversion.milliseconds(configuration.connectTimeout)))
-            gates[key] = gate
+            gates.byKey[key] = gate
+            gates.last = gate
             return gate
         }
     }
+}
+
+/// The transport's trust gates, one per origin and policy, and the one used last.
+struct TrustGates {
+    var byKey: [NIOTrustGate.Key: NIOTrustGate] = [:]
+    var last: NIOTrustGate?
 }

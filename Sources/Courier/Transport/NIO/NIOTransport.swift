@@ -58,7 +58,7 @@ public final class NIOTransport: Transport {
     /// The pool's view of the most recently used URLs; `nil` for those it does not serve.
     private let http1Targets = RecentValues<URL, NIOHTTP1Target>(limit: 64)
     /// One gate, with its own client, per origin and non-default security policy.
-    let gates = Locked([NIOTrustGate.Key: NIOTrustGate]())
+    let gates = Locked(TrustGates())
     /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
     /// one parses the URL again (2–3 µs, on the way to the event loop), so a repeated call copies a parsed one.
     private let requestTemplates = RecentValues<RequestTemplateKey, HTTPClient.Request>(limit: 64)
@@ -117,15 +117,9 @@ public final class NIOTransport: Transport {
         // attributes from the URL's parts: about 10 µs on the event loop per exchange. Like AsyncHTTPClient, the
         // transport keeps the tracer bootstrapped when it is made; only when there is none does it skip spans.
         if settings.tracing.tracer is NoOpTracer { settings.tracing.tracer = nil }
-        settings.http1_1ConnectionDebugInitializer = { channel in
-            NIOResponseHeadGuard.install(on: channel).flatMap { NIOConnectionReporter.install(on: channel) }
-        }
+        settings.http1_1ConnectionDebugInitializer = { NIOResponseHeadGuard.install(on: $0) }
         settings.http2ConnectionDebugInitializer = { NIOConnectionReporter.recordHTTP2Connection($0) }
-        settings.http2StreamChannelDebugInitializer = { channel in
-            NIOResponseHeadGuard.installOnHTTP2Stream(channel).flatMap {
-                NIOConnectionReporter.installOnHTTP2Stream(channel)
-            }
-        }
+        settings.http2StreamChannelDebugInitializer = { NIOResponseHeadGuard.installOnHTTP2Stream($0) }
         self.settings = settings
         client = given ?? HTTPClient(eventLoopGroup: group, configuration: settings)
         ownsClient = given == nil
@@ -381,7 +375,7 @@ public final class NIOTransport: Transport {
         await http1Pool.shutdown()
         if ownsClient { try? await client.shutdown() }
         for other in otherClients.withLock({ $0.values }) { try? await other.shutdown() }
-        for gate in gates.withLock({ $0.values }) { await gate.shutdown() }
+        for gate in gates.withLock({ $0.byKey.values }) { await gate.shutdown() }
     }
 
 }

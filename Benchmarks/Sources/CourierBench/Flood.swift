@@ -1,0 +1,136 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `CourierBench flood --url BASE_URL --client ahc|courier-nio [--path 1k.json] [--waiting 10000]
+/// [--requests 20000]`: thousands of requests in flight at once, in one process, one client. Run by `flood.sh`, once
+/// per client, so each has a process of its own.
+///
+/// 1. Warm-up: 32 concurrent requests, which open the pool's connections.
+/// 2. The same client at c=32: `--requests` GETs, for the throughput to compare with.
+/// 3. The process's resident memory now (`/proc/self/statm`): the idle process, pool and connections included.
+/// 4. The flood: `--waiting` tasks started at once, each sending `--requests ÷ --waiting` GETs one after another, so
+///    that nearly all of them wait for one of the pool's connections. A sampler reads the resident memory every
+///    5 ms; the peak less the idle figure, over `--waiting`, is the memory one waiting request costs.
+///
+/// Every response is decoded into ``UserPage``; a failure fails the run. Prints a readable line and then
+/// `result client=… waiting=… requests=… c32_rps=… flood_rps=… idle_kb=… peak_kb=… per_waiting_kb=… completed=…`.
+enum FloodBench {
+    static func main(_ arguments: [String]) async throws {
+        var baseURL: URL?
+        var path = "1k.json"
+        var kind = ClientKind.courierNIO
+        var waiting = 10_000
+        var requests = 20_000
+        var rest = arguments[...]
+        while let flag = rest.popFirst() {
+            guard let value = rest.popFirst() else { throw BenchError(description: "\(flag) needs a value") }
+            switch flag {
+            case "--url": baseURL = URL(string: value)
+            case "--path": path = value
+            case "--client":
+                guard let parsed = ClientKind(rawValue: value) else {
+                    throw BenchError(description: "--client ahc|courier-nio (or a diagnostic kind, as in run.sh)")
+                }
+                kind = parsed
+            case "--waiting":
+                guard let number = Int(value), number > 0 else { throw BenchError(description: "--waiting N") }
+                waiting = number
+            case "--requests", "-n":
+                guard let number = Int(value), number > 0 else { throw BenchError(description: "--requests N") }
+                requests = number
+            default: throw BenchError(description: "unknown argument \(flag)")
+            }
+        }
+        guard let baseURL else { throw BenchError(description: "--url BASE_URL is required") }
+        let client = CourierBench.makeClient(
+            kind, baseURL: baseURL, path: path, payloadURL: baseURL.appendingPathComponent(path))
+        try await CourierBench.load(client, requests: 32, concurrency: 32)
+
+        let c32Start = ContinuousClock.now
+        try await CourierBench.load(client, requests: requests, concurrency: 32)
+        let c32Seconds = seconds(ContinuousClock.now - c32Start)
+
+        try await Task.sleep(for: .milliseconds(200))
+        let idle = residentKB()
+        let sampler = PeakSampler()
+        sampler.start()
+        let completed = Completed()
+        let floodStart = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<waiting {
+                let share = requests / waiting + (worker < requests % waiting ? 1 : 0)
+                group.addTask {
+                    for _ in 0..<share {
+                        let page = try await client.fetch()
+                        guard !page.users.isEmpty else { throw BenchError(description: "decoded no users") }
+                        completed.add()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let floodSeconds = seconds(ContinuousClock.now - floodStart)
+        let peak = max(sampler.stop(), residentKB())
+        await client.shutdown()
+
+        let perWaiting = Double(peak - idle) / Double(waiting)
+        let (c32Rate, floodRate) = (Double(requests) / c32Seconds, Double(requests) / floodSeconds)
+        print(
+            "\(padRight(kind.rawValue, 12)) c=32 \(format(c32Rate, 0)) req/s   \(waiting) waiting: "
+                + "\(format(floodRate, 0)) req/s, idle \(idle / 1024) MB, peak \(peak / 1024) MB, "
+                + "\(format(perWaiting, 1)) KB per waiting request, \(completed.value)/\(requests) completed")
+        print(
+            "result client=\(kind.rawValue) waiting=\(waiting) requests=\(requests) c32_rps=\(c32Rate)"
+                + " flood_rps=\(floodRate) idle_kb=\(idle) peak_kb=\(peak) per_waiting_kb=\(perWaiting)"
+                + " completed=\(completed.value)")
+        guard completed.value == requests else {
+            throw BenchError(description: "only \(completed.value) of \(requests) requests completed")
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The process's resident set now, in KiB (`/proc/self/statm`'s second field, in pages).
+    static func residentKB() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+    }
+
+    /// Reads the resident set every 5 ms on a thread of its own until stopped; the largest value seen.
+    final class PeakSampler: @unchecked Sendable {  // `peak` and `running` only under `lock`
+        private let lock = NSLock()
+        private var peak = 0
+        private var running = true
+
+        func start() {
+            Thread.detachNewThread {
+                while self.lock.withLock({ self.running }) {
+                    let now = FloodBench.residentKB()
+                    self.lock.withLock { self.peak = max(self.peak, now) }
+                    usleep(5_000)
+                }
+            }
+        }
+
+        func stop() -> Int {
+            lock.withLock {
+                running = false
+                return peak
+            }
+        }
+    }
+
+    final class Completed: @unchecked Sendable {  // `count` only under `lock`
+        private let lock = NSLock()
+        private var count = 0
+        func add() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+}
