@@ -9,8 +9,8 @@
 public final class CollectedResponse: Sendable {
     private struct State {
         var result: Result<TransportResponse, any Error>?
-        /// The caller, suspended until the result (or an early head) arrives.
-        var waiter: CheckedContinuation<Result<TransportResponse, any Error>?, Never>?
+        /// The caller, suspended until the result (`true`) or an early head (`false`) arrives.
+        var waiter: CheckedContinuation<Bool, Never>?
         var delivered = false
     }
 
@@ -30,57 +30,61 @@ public final class CollectedResponse: Sendable {
 
     /// The transport's result: the response with its whole body, or a ``CourierError``. Later calls are ignored.
     public func complete(_ result: Result<TransportResponse, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard state.result == nil else { return nil }
             state.result = result
-            guard let waiter = state.waiter else { return nil }
-            state.waiter = nil
-            state.delivered = true  // handed to the waiter below
-            return waiter
+            defer { state.waiter = nil }
+            return state.waiter
         }
-        waiter?.resume(returning: result)
+        waiter?.resume(returning: true)
     }
 
     /// The head of a small response is in and its body follows at once: wakes a waiting caller early, so its
     /// wake-up overlaps the rest of the exchange.
     public func headArrived() {
-        let waiter = state.withLock { state -> CheckedContinuation<Result<TransportResponse, any Error>?, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume(returning: false)
+    }
+
+    /// The result once it is there, handed out once: a second call fails.
+    private func takeResult() -> Result<TransportResponse, any Error> {
+        state.withLock { state in
+            guard !state.delivered, let result = state.result else {
+                return .failure(
+                    CourierError.badServerResponse(
+                        reason: "the response was awaited twice", underlyingError: nil,
+                        context: CourierError.Context()))
+            }
+            state.delivered = true
+            return result
+        }
     }
 
     /// Waits for the response. Call it once.
     public func response() async throws -> TransportResponse {
         defer { cancellation.clear() }
-        let result = await withTaskCancellationHandler {
+        // The continuation carries no value and the result is taken from the state afterwards, so this frame,
+        // which every request waiting for a connection keeps, holds no response.
+        await withTaskCancellationHandler {
             while true {
                 let ready = await withCheckedContinuation { continuation in
-                    let now = state.withLock { state -> Result<TransportResponse, any Error>?? in
-                        if state.delivered {
-                            return .some(
-                                .failure(
-                                    CourierError.badServerResponse(
-                                        reason: "the response was awaited twice", underlyingError: nil,
-                                        context: CourierError.Context())))
-                        }
-                        if let result = state.result {
-                            state.delivered = true
-                            return .some(result)
-                        }
+                    let ready = state.withLock { state -> Bool in
+                        if state.delivered || state.result != nil { return true }
                         state.waiter = continuation
-                        return nil
+                        return false
                     }
-                    if let now { continuation.resume(returning: now) }
+                    if ready { continuation.resume(returning: true) }
                 }
-                if let ready { return ready }
+                if ready { return }
                 // Woken for the head: the result is normally there by now; if not, wait again.
             }
         } onCancel: {
             cancellation.cancel()
         }
-        let response = try result.get()
+        let response = try takeResult().get()
         if let sentBody { sentBody.progress(sentBody.length) }
         return response
     }

@@ -60,7 +60,7 @@ extension SessionCore {
         _ task: SessionTask, delegate: TaskDelegate,
         with open: @Sendable (TransportRequest) async throws -> OpenedConnection<Connection>
     ) async throws -> OpenedConnection<Connection> {
-        var exchange = TaskExchange(
+        let exchange = TaskExchange(
             core: self, task: task, delegate: delegate, hooks: hooks, source: task.requestSource, body: nil,
             interceptor: TaskExchange.interceptor(leadingInterceptor, configuration.interceptor, nil))
         while true {

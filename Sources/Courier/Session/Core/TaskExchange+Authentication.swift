@@ -8,7 +8,8 @@ import Foundation
 extension TaskExchange {
     /// Sets the `Authorization` the challenge asks for on the request, and returns `true` to send it again;
     /// `false` when the `401` is delivered as it is.
-    mutating func answerChallenge(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    func answerChallenge(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
         guard head.statusCode == 401, body?.isReplayable ?? true else { return false }
         let http = try Self.http(head)
         let schemes = core.configuration.credential?.schemes ?? Credential.Scheme.all

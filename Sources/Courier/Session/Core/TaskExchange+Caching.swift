@@ -11,7 +11,7 @@ extension TaskExchange {
     /// request and returns `false`.
     ///
     /// - Throws: a `resourceNotCached`-style failure when the cache policy forbids the network and nothing is stored.
-    mutating func answerFromCacheOrPrepareRevalidation() throws -> Bool {
+    func answerFromCacheOrPrepareRevalidation() throws -> Bool {
         cachePlan = plan()
         switch cachePlan {
         case .cached(let cached):
@@ -33,6 +33,7 @@ extension TaskExchange {
     }
 
     /// Delivers the stored response a `304` confirmed, and returns `true`.
+    @inline(never)  // its own async frame, not part of every waiting request\'s
     func finishRevalidation(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         guard case .revalidate(let cached, _) = cachePlan, head.statusCode == 304 else { return false }
         await discard(response.body)

@@ -9,7 +9,8 @@ import Foundation
 /// again.
 extension TaskExchange {
     /// Runs the adapters on ``request``; their error fails the exchange as a ``CourierError``.
-    mutating func adapt() async throws {
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    func adapt() async throws {
         guard let interceptor, interceptor.adaptsRequests else { return }
         do {
             request = try await interceptor.adapt(request, for: task)
@@ -24,7 +25,8 @@ extension TaskExchange {
 
     /// Asks the retrier about `error`, thrown before a response arrived or, with `response`, while its body did;
     /// waits the delay it asks for and returns `true` when the request is to be sent again.
-    mutating func retry(after error: any Error, response: HTTPURLResponse? = nil) async throws -> Bool {
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    func retry(after error: any Error, response: HTTPURLResponse? = nil) async throws -> Bool {
         guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate) else {
             return false
         }
@@ -35,7 +37,8 @@ extension TaskExchange {
 
     /// Asks the retrier about a failed response (see ``isFailure(_:serializer:)``), its body unread, and returns
     /// `true` when the request is to be sent again (the body is read and dropped first).
-    mutating func retryIfStatusFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    func retryIfStatusFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         guard interceptor != nil, Self.isFailure(head.statusCode, serializer: delegate.serializer),
             let http = head.response
         else { return false }
@@ -49,7 +52,8 @@ extension TaskExchange {
     /// `original` again, asking for the rest of the body when the response allows that (`Range` from the file's
     /// length, `If-Range` with the response's strong validator; see ``retryIfResumeFails(_:head:)`` for the answer),
     /// else for the whole body with the file emptied. Returns `true` when the request is to be sent again.
-    mutating func retryRestOfDownload(after error: any Error, head: ResponseHead, original: TaskRequest) async throws
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    func retryRestOfDownload(after error: any Error, head: ResponseHead, original: TaskRequest) async throws
         -> Bool
     {
         guard
@@ -83,7 +87,8 @@ extension TaskExchange {
         return !codes.contains(status)
     }
 
-    private mutating func retry(
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    private func retry(
         dueTo failure: CourierError, response: HTTPURLResponse?, discarding body: DataChunks? = nil
     ) async throws -> Bool {
         guard let interceptor, self.body?.isReplayable ?? true else { return false }

@@ -10,7 +10,12 @@ import Foundation
 /// another request (a redirect, a challenge, a download that cannot resume) returns whether it did, and the loop
 /// sends that request. Each step asks a pure decision beside it what to do (``RedirectPolicy``,
 /// ``Authentication``, ``HTTPCaching``, ``ResumeDecision``) and lives in its own file (`TaskExchange+Redirect`, …).
-struct TaskExchange {
+///
+/// A class, used by the one Swift task that runs the exchange: each of its `async` methods then keeps a reference
+/// in its frame rather than a copy of every field (the hooks alone are hundreds of bytes), and a request waiting
+/// for a connection holds a few of those frames. For the same reason the steps are `@inline(never)`: inlined, each
+/// step's locals would sit in the request loop's frame, kilobytes held by every request while it waits.
+final class TaskExchange {
     let core: SessionCore
     let task: SessionTask
     let delegate: TaskDelegate
@@ -41,6 +46,20 @@ struct TaskExchange {
     /// `nil` when there is none.
     let interceptor: (any RequestInterceptor)?
 
+    init(
+        core: SessionCore, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks, source: TaskRequest,
+        body: HTTPRequestBody?, startToAnnounce: Date? = nil, interceptor: (any RequestInterceptor)?
+    ) {
+        self.core = core
+        self.task = task
+        self.delegate = delegate
+        self.hooks = hooks
+        self.source = source
+        self.body = body
+        self.startToAnnounce = startToAnnounce
+        self.interceptor = interceptor
+    }
+
     /// Runs `task`'s exchanges. With `collect`, the transport gathers each body whole (see
     /// ``SessionCore/collects(_:delegate:hooks:)``). A task that started at `startDate` has its start announced
     /// (``SessionCore/announceStart(of:delegate:startDate:)``) once, as soon as the first request has gone out, or
@@ -50,7 +69,7 @@ struct TaskExchange {
         announcingStartFrom startDate: Date? = nil
     ) async throws {
         let source = task.requestSource
-        var exchange = TaskExchange(
+        let exchange = TaskExchange(
             core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
             body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
             interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
@@ -71,7 +90,7 @@ struct TaskExchange {
     }
 
     /// Announces the task's start if that is still to be done.
-    mutating func announceStart() {
+    func announceStart() {
         guard let startDate = startToAnnounce else { return }
         startToAnnounce = nil
         core.announceStart(of: task, delegate: delegate, startDate: startDate)
@@ -80,7 +99,7 @@ struct TaskExchange {
     /// The request loop. Each step is entered only when it can apply (a cache, an adapter, a redirect's or a
     /// challenge's status, a download that resumes, a retrier), so a plain `GET` answered `200` reads straight
     /// through: send, then receive.
-    private mutating func run(collect: Bool) async throws {
+    private func run(collect: Bool) async throws {
         let caches = core.configuration.urlCache != nil
         let adapts = interceptor?.adaptsRequests == true
         // Only a request that goes out at once, with no cache or adapter to see it first, overlaps the bookkeeping.
@@ -127,37 +146,52 @@ struct TaskExchange {
 
     /// Sends the request and returns the response head with the body to read. A collected exchange is started
     /// before the task's start is announced (``announceStart()``), and awaited after.
-    private mutating func send(collect: Bool) async throws -> (TransportResponse, URL) {
+    @inline(never)  // its own async frame, not part of every waiting request\'s
+    private func send(collect: Bool) async throws -> (TransportResponse, URL) {
         guard let url = source.url else { throw CourierError.invalidURL("") }
-        // A plain request is still the original, which the task makes on demand.
-        delegate.state.withLock { [made = source.made] in $0.beginExchange(request: made) }
         let fetchStart = Date()
-        let outgoing: TransportRequest
-        let started: CollectedResponse?
-        do {
-            // Announced once the request is on its way, or has failed to go out.
-            defer { announceStart() }
-            try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
-            var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
-            try core.configure(&request, policyURL: url)
-            outgoing = request
-            started =
-                collect
-                ? try core.transport.startCollecting(
-                    outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() }) : nil
-        }
         let response: TransportResponse
-        if let started {
-            response = try await started.response()
-        } else if collect {
+        switch try start(url: url, collect: collect) {
+        case .started(let started): response = try await started.response()
+        case .toCollect(let outgoing):
             response = try await core.transport.collect(
                 outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
-        } else {
-            response = try await core.transport.send(outgoing)
+        case .toSend(let outgoing): response = try await core.transport.send(outgoing)
         }
+        record(response, url: url, fetchStart: fetchStart)
+        return (response, url)
+    }
+
+    /// A request made and checked, and started when the transport can start it before it is awaited.
+    private enum Outgoing {
+        case started(CollectedResponse)
+        case toCollect(TransportRequest)
+        case toSend(TransportRequest)
+    }
+
+    /// Makes the transport request for `url` and starts it when the transport can. Synchronous, so its locals live
+    /// on the thread's stack for the call only, not in the frame a waiting request keeps.
+    @inline(never)
+    private func start(url: URL, collect: Bool) throws -> Outgoing {
+        // A plain request is still the original, which the task makes on demand.
+        delegate.state.withLock { [made = source.made] in $0.beginExchange(request: made) }
+        // Announced once the request is on its way, or has failed to go out.
+        defer { announceStart() }
+        try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
+        var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
+        try core.configure(&request, policyURL: url)
+        guard collect else { return .toSend(request) }
+        let started = try core.transport.startCollecting(
+            request, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
+        return started.map { .started($0) } ?? .toCollect(request)
+    }
+
+    /// Notes the response's transaction: the transport's metrics, or the dates the session saw when it measures
+    /// nothing.
+    @inline(never)
+    private func record(_ response: TransportResponse, url: URL, fetchStart: Date) {
         delegate.touch()
         let now = Date()
-        // A transport that measures nothing: the dates the session saw.
         let metrics =
             response.metrics
             ?? {
@@ -167,7 +201,6 @@ struct TaskExchange {
                 return metrics
             }()
         delegate.state.withLock { $0.recordTransaction(metrics, at: now) }
-        return (response, url)
     }
 
     /// The leading interceptor, the session's and the request's as one, in that order; `nil` for none.
