@@ -162,6 +162,17 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         headers: HTTPHeaderFields = HTTPHeaderFields(),
         serializer: Serializer
     ) async throws -> DataResponse<Serializer.SerializedObject> {
+        let request = try taskRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
+        return try await run(request, body: nil, serializer: serializer)
+    }
+
+    /// The request of ``send(_:_:parameters:headers:serializer:)``. Synchronous and not inlined, like the other
+    /// steps around the `async` calls' awaits, so that what it uses is not kept in the frame of a request waiting
+    /// for its response.
+    @inline(never)
+    private func taskRequest(
+        method: String, urlString: String, parameters: Parameter?, headers: HTTPHeaderFields
+    ) throws -> TaskRequest {
         let url = try url(for: urlString)
         let requestSerializer = requestSerializer
         // A request without a body or headers of its own goes out as the serializer's plain request: its
@@ -169,11 +180,11 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         if headers.isEmpty, let plainSerializer = requestSerializer.baseSerializer,
             let plain = try plainSerializer.plainRequest(method: method, url: url, parameters: parameters)
         {
-            return try await run(.plain(plain, plainSerializer), body: nil, serializer: serializer)
+            return .plain(plain, plainSerializer)
         }
-        let request = try Self.makeRequest(
-            method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer)
-        return try await run(.made(request), body: nil, serializer: serializer)
+        return .made(
+            try Self.makeRequest(
+                method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer))
     }
 
     /// Sends a prepared request and serializes the response with `serializer`; `interceptor`, when given, adapts
@@ -201,13 +212,32 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         let started = Date()
+        let (task, delegate) = register(
+            request, body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor)
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
+        return try Self.response(of: task, value: value, data: data, started: started)
+    }
+
+    /// A registered task for `request`, with its delegate.
+    @inline(never)
+    private func register<Serializer: ResponseSerializer>(
+        _ request: TaskRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
+        serializer: Serializer, interceptor: (any RequestInterceptor)?
+    ) -> (SessionTask, TaskDelegate) {
         let task =
             body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
         let delegate = TaskDelegate(
             for: task, serializer: serializer, uploadBody: body, uploadProgress: uploadProgress,
             hopsToCompletionQueue: false, interceptor: interceptor)
         core.register(task, delegate: delegate)
-        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
+        return (task, delegate)
+    }
+
+    /// What the `async` call returns for a task that succeeded.
+    @inline(never)
+    private static func response<Value>(
+        of task: SessionTask, value: Value, data: Data, started: Date
+    ) throws -> DataResponse<Value> {
         guard let head = task.head else {
             throw CourierError.badServerResponse(
                 reason: "no response", underlyingError: nil, context: .init(request: task.currentRequest))

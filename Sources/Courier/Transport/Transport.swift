@@ -112,7 +112,13 @@ public struct TransportResponse: Sendable {
     public var body: DataChunks
     /// What the transport measured of the exchange up to now (see ``TransactionMetrics`` for what each transport
     /// sees); `nil` when it measures nothing, and then the session records the dates it sees itself.
-    public var metrics: TransactionMetrics?
+    public var metrics: TransactionMetrics? {
+        get { measured?.metrics }
+        set { measured = newValue.map(MeasuredTransaction.init) }
+    }
+    /// Behind a reference: a response is copied through the frames of every request waiting for its connection,
+    /// and the metrics are most of its size inline.
+    private var measured: MeasuredTransaction?
 
     /// Creates a response.
     public init(statusCode: Int, headers: HTTPHeaderFields, url: URL, httpVersion: String, body: DataChunks) {
@@ -185,5 +191,14 @@ extension Transport {
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse? {
         nil
+    }
+}
+
+/// A transaction's metrics, kept by reference in a ``TransportResponse``.
+private final class MeasuredTransaction: Sendable {
+    let metrics: TransactionMetrics
+
+    init(_ metrics: TransactionMetrics) {
+        self.metrics = metrics
     }
 }

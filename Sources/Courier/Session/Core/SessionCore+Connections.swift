@@ -61,7 +61,7 @@ extension SessionCore {
         with open: @Sendable (TransportRequest) async throws -> OpenedConnection<Connection>
     ) async throws -> OpenedConnection<Connection> {
         let exchange = TaskExchange(
-            core: self, task: task, delegate: delegate, hooks: hooks, source: task.requestSource, body: nil,
+            core: self, task: task, delegate: delegate, hooks: hookSnapshot, source: task.requestSource, body: nil,
             interceptor: TaskExchange.interceptor(leadingInterceptor, configuration.interceptor, nil))
         while true {
             try checkCancellation(task, delegate: delegate)

@@ -8,7 +8,7 @@ import Foundation
 extension TaskExchange {
     /// Sets the `Authorization` the challenge asks for on the request, and returns `true` to send it again;
     /// `false` when the `401` is delivered as it is.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func answerChallenge(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
         guard head.statusCode == 401, body?.isReplayable ?? true else { return false }
         let http = try Self.http(head)

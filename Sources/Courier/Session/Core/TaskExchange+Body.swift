@@ -8,7 +8,7 @@ import Foundation
 extension TaskExchange {
     /// Asks the did-receive-response hook, then reads the body into the task (memory, file or stream) and stores
     /// the response in the cache when it may be.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func receive(_ response: TransportResponse, head: ResponseHead) async throws {
         switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
         case .allow: break

@@ -11,6 +11,7 @@ extension TaskExchange {
     /// request and returns `false`.
     ///
     /// - Throws: a `resourceNotCached`-style failure when the cache policy forbids the network and nothing is stored.
+    @inline(never)
     func answerFromCacheOrPrepareRevalidation() throws -> Bool {
         cachePlan = plan()
         switch cachePlan {
@@ -33,7 +34,7 @@ extension TaskExchange {
     }
 
     /// Delivers the stored response a `304` confirmed, and returns `true`.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func finishRevalidation(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         guard case .revalidate(let cached, _) = cachePlan, head.statusCode == 304 else { return false }
         await discard(response.body)

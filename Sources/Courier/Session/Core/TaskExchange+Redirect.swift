@@ -8,7 +8,7 @@ import Foundation
 extension TaskExchange {
     /// Makes the request a redirect leads to the next one to send, and returns `true`; `false` when the response
     /// is not a redirect to follow (then it is delivered as it is).
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func followRedirect(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
         guard RedirectPolicy.statusCodes.contains(head.statusCode) else { return false }
         let http = try Self.http(head)

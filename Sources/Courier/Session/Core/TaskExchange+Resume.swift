@@ -9,7 +9,7 @@ import Foundation
 extension TaskExchange {
     /// Starts the file over when the response is the whole resource; asks once more for all of it, returning `true`,
     /// when the server answered the range with `416`.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func retryIfResumeFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         let resumeOffset = delegate.downloadFile?.resumeOffset ?? 0
         guard resumeOffset > 0 else { return false }

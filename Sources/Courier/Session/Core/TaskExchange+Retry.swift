@@ -9,7 +9,7 @@ import Foundation
 /// again.
 extension TaskExchange {
     /// Runs the adapters on ``request``; their error fails the exchange as a ``CourierError``.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func adapt() async throws {
         guard let interceptor, interceptor.adaptsRequests else { return }
         do {
@@ -25,7 +25,7 @@ extension TaskExchange {
 
     /// Asks the retrier about `error`, thrown before a response arrived or, with `response`, while its body did;
     /// waits the delay it asks for and returns `true` when the request is to be sent again.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func retry(after error: any Error, response: HTTPURLResponse? = nil) async throws -> Bool {
         guard interceptor != nil, !(error is CancellationError), !core.isCancelled(task, delegate: delegate) else {
             return false
@@ -37,7 +37,7 @@ extension TaskExchange {
 
     /// Asks the retrier about a failed response (see ``isFailure(_:serializer:)``), its body unread, and returns
     /// `true` when the request is to be sent again (the body is read and dropped first).
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func retryIfStatusFails(_ response: TransportResponse, head: ResponseHead) async throws -> Bool {
         guard interceptor != nil, Self.isFailure(head.statusCode, serializer: delegate.serializer),
             let http = head.response
@@ -52,7 +52,7 @@ extension TaskExchange {
     /// `original` again, asking for the rest of the body when the response allows that (`Range` from the file's
     /// length, `If-Range` with the response's strong validator; see ``retryIfResumeFails(_:head:)`` for the answer),
     /// else for the whole body with the file emptied. Returns `true` when the request is to be sent again.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     func retryRestOfDownload(after error: any Error, head: ResponseHead, original: TaskRequest) async throws
         -> Bool
     {
@@ -87,7 +87,7 @@ extension TaskExchange {
         return !codes.contains(status)
     }
 
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     private func retry(
         dueTo failure: CourierError, response: HTTPURLResponse?, discarding body: DataChunks? = nil
     ) async throws -> Bool {

@@ -6,9 +6,9 @@ import Foundation
 
 /// One task's way through the network, from its first request to the body of its final response.
 ///
-/// ``run(collect:)`` reads top to bottom as the steps a response goes through: each step that can answer it with
-/// another request (a redirect, a challenge, a download that cannot resume) returns whether it did, and the loop
-/// sends that request. Each step asks a pure decision beside it what to do (``RedirectPolicy``,
+/// ``run(collect:)`` is the loop that sends each request; `answer` reads top to bottom as the steps a response goes
+/// through: each step that can answer it with another request (a redirect, a challenge, a download that cannot
+/// resume) returns whether it did, and the loop sends that request. Each step asks a pure decision beside it what to do (``RedirectPolicy``,
 /// ``Authentication``, ``HTTPCaching``, ``ResumeDecision``) and lives in its own file (`TaskExchange+Redirect`, …).
 ///
 /// A class, used by the one Swift task that runs the exchange: each of its `async` methods then keeps a reference
@@ -20,7 +20,8 @@ final class TaskExchange {
     let task: SessionTask
     let delegate: TaskDelegate
     /// The hooks as they were when the task started.
-    let hooks: SessionHooks
+    private let hookSnapshot: SessionCore.HookSnapshot
+    var hooks: SessionHooks { hookSnapshot.hooks }
     /// The request sent next, as Foundation's `URLRequest` or, until a step needs one, the plain request it is
     /// made from (the common `async` call never needs one).
     var source: TaskRequest
@@ -47,13 +48,14 @@ final class TaskExchange {
     let interceptor: (any RequestInterceptor)?
 
     init(
-        core: SessionCore, task: SessionTask, delegate: TaskDelegate, hooks: SessionHooks, source: TaskRequest,
+        core: SessionCore, task: SessionTask, delegate: TaskDelegate, hooks: SessionCore.HookSnapshot,
+        source: TaskRequest,
         body: HTTPRequestBody?, startToAnnounce: Date? = nil, interceptor: (any RequestInterceptor)?
     ) {
         self.core = core
         self.task = task
         self.delegate = delegate
-        self.hooks = hooks
+        hookSnapshot = hooks
         self.source = source
         self.body = body
         self.startToAnnounce = startToAnnounce
@@ -68,25 +70,39 @@ final class TaskExchange {
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool,
         announcingStartFrom startDate: Date? = nil
     ) async throws {
-        let source = task.requestSource
-        let exchange = TaskExchange(
-            core: core, task: task, delegate: delegate, hooks: core.hooks, source: source,
-            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
-            interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
-        )
+        let exchange = make(task, delegate: delegate, in: core, announcingStartFrom: startDate)
         do {
-            guard source.url != nil else { throw CourierError.invalidURL("") }
-            if let file = delegate.downloadFile, try await !file.open(), var request = source.make() {
-                // The resume data's partial file is gone: a 206 for the range would leave only the file's tail.
-                request.setValue(nil, forHTTPHeaderField: "Range")
-                request.setValue(nil, forHTTPHeaderField: "If-Range")
-                exchange.source = .made(request)
-            }
+            guard exchange.source.url != nil else { throw CourierError.invalidURL("") }
+            if let file = delegate.downloadFile { try await exchange.open(file) }
             try await exchange.run(collect: collect)
         } catch {
             exchange.announceStart()
             throw error
         }
+    }
+
+    /// The exchange of `task`; synchronous, so the hooks and requests it copies stay out of ``run(_:delegate:in:collect:announcingStartFrom:)``'s
+    /// frame, which a waiting request keeps.
+    @inline(never)
+    private static func make(
+        _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, announcingStartFrom startDate: Date?
+    ) -> TaskExchange {
+        let source = task.requestSource
+        return TaskExchange(
+            core: core, task: task, delegate: delegate, hooks: core.hookSnapshot, source: source,
+            body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
+            interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
+        )
+    }
+
+    /// Opens a download's file; when the resume data's partial file is gone, the request asks for the whole body
+    /// (a 206 for the range would leave only the file's tail).
+    @inline(never)
+    private func open(_ file: DownloadFile) async throws {
+        guard try await !file.open(), var request = source.make() else { return }
+        request.setValue(nil, forHTTPHeaderField: "Range")
+        request.setValue(nil, forHTTPHeaderField: "If-Range")
+        source = .made(request)
     }
 
     /// Announces the task's start if that is still to be done.
@@ -109,64 +125,86 @@ final class TaskExchange {
             try core.checkCancellation(task, delegate: delegate)
             // A retry starts again from the request as it was before the adapters changed it.
             let unadapted = source
-            let response: TransportResponse
-            let url: URL
+            let sent: (response: TransportResponse, url: URL)
             do {
                 if adapts { try await adapt() }
-                (response, url) = try await send(collect: collect)
+                sent = try await send(collect: collect)
             } catch {
                 guard interceptor != nil, try await retry(after: error) else { throw error }
                 source = unadapted
                 continue
             }
-            let head = ResponseHead(response)
-            delegate.state.withLock { $0.response = head }
-            core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
-            let status = head.statusCode
-            if RedirectPolicy.statusCodes.contains(status), try await followRedirect(response, head: head, url: url) {
-                continue
-            }
-            if status == 401, try await answerChallenge(response, head: head, url: url) { continue }
-            if status == 304, try await finishRevalidation(response, head: head) { return }
-            let resumes = (delegate.downloadFile?.resumeOffset ?? 0) > 0
-            if resumes, try await retryIfResumeFails(response, head: head) { continue }
-            if interceptor != nil, try await retryIfStatusFails(response, head: head) {
-                source = unadapted
-                continue
-            }
-            do {
-                try await receive(response, head: head)
-            } catch {
-                guard try await retryRestOfDownload(after: error, head: head, original: unadapted) else { throw error }
-                continue
-            }
-            return
+            if try await answer(sent.response, url: sent.url, unadapted: unadapted) { return }
         }
+    }
+
+    /// The steps a response goes through, in order; `true` when the task is done, `false` when one of them has
+    /// set up another request. Not inlined into ``run(collect:)``, whose frame a request waiting for its response
+    /// keeps: these steps' values are only needed once the response is in.
+    @inline(never)
+    private func answer(_ response: TransportResponse, url: URL, unadapted: TaskRequest) async throws -> Bool {
+        let head = ResponseHead(response)
+        delegate.state.withLock { $0.response = head }
+        core.storeCookies(from: response, handlesCookies: source.handlesCookies, url: url)
+        let status = head.statusCode
+        if RedirectPolicy.statusCodes.contains(status), try await followRedirect(response, head: head, url: url) {
+            return false
+        }
+        if status == 401, try await answerChallenge(response, head: head, url: url) { return false }
+        if status == 304, try await finishRevalidation(response, head: head) { return true }
+        let resumes = (delegate.downloadFile?.resumeOffset ?? 0) > 0
+        if resumes, try await retryIfResumeFails(response, head: head) { return false }
+        if interceptor != nil, try await retryIfStatusFails(response, head: head) {
+            source = unadapted
+            return false
+        }
+        do {
+            try await receive(response, head: head)
+        } catch {
+            guard try await retryRestOfDownload(after: error, head: head, original: unadapted) else { throw error }
+            return false
+        }
+        return true
     }
 
     /// Sends the request and returns the response head with the body to read. A collected exchange is started
     /// before the task's start is announced (``announceStart()``), and awaited after.
-    @inline(never)  // its own async frame, not part of every waiting request\'s
+    @inline(never)
     private func send(collect: Bool) async throws -> (TransportResponse, URL) {
         guard let url = source.url else { throw CourierError.invalidURL("") }
         let fetchStart = Date()
         let response: TransportResponse
         switch try start(url: url, collect: collect) {
         case .started(let started): response = try await started.response()
-        case .toCollect(let outgoing):
-            response = try await core.transport.collect(
-                outgoing, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
-        case .toSend(let outgoing): response = try await core.transport.send(outgoing)
+        case .unstarted(let unstarted): response = try await send(unstarted)
         }
         record(response, url: url, fetchStart: fetchStart)
         return (response, url)
     }
 
-    /// A request made and checked, and started when the transport can start it before it is awaited.
+    /// A request made and checked: started, when the transport can start it before it is awaited, or to be sent.
+    /// Its cases hold references, so the frame that awaits the response stays small.
     private enum Outgoing {
         case started(CollectedResponse)
-        case toCollect(TransportRequest)
-        case toSend(TransportRequest)
+        case unstarted(UnstartedRequest)
+    }
+
+    private final class UnstartedRequest {
+        let request: TransportRequest
+        let collect: Bool
+
+        init(_ request: TransportRequest, collect: Bool) {
+            self.request = request
+            self.collect = collect
+        }
+    }
+
+    /// Sends a request the transport did not start: collected or streamed.
+    @inline(never)
+    private func send(_ unstarted: UnstartedRequest) async throws -> TransportResponse {
+        guard unstarted.collect else { return try await core.transport.send(unstarted.request) }
+        return try await core.transport.collect(
+            unstarted.request, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
     }
 
     /// Makes the transport request for `url` and starts it when the transport can. Synchronous, so its locals live
@@ -180,10 +218,11 @@ final class TaskExchange {
         try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
         var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
         try core.configure(&request, policyURL: url)
-        guard collect else { return .toSend(request) }
-        let started = try core.transport.startCollecting(
-            request, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
-        return started.map { .started($0) } ?? .toCollect(request)
+        guard collect,
+            let started = try core.transport.startCollecting(
+                request, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
+        else { return .unstarted(UnstartedRequest(request, collect: collect)) }
+        return .started(started)
     }
 
     /// Notes the response's transaction: the transport's metrics, or the dates the session saw when it measures
