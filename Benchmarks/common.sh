@@ -96,3 +96,45 @@ fields += [value(key, "0") for key in os.environ.get("MEASURE_KEYS", "").split()
 print(" ".join(fields))
 PY
 }
+
+# write_page: the 1,024-byte JSON page the GET benchmarks serve (a page of six user records, decoded into UserPage
+# by every Swift client), at $WORK/www/1k.json, readable by nginx's worker (it may run as nobody).
+write_page() {
+    mkdir -p "$WORK/www" "$WORK/temp"
+    chmod 755 "$WORK" "$WORK/www"
+    printf '%s' '{"page":1,"per_page":6,"total":2140,"users":[{"id":1041,"name":"Ada Lovelace","username":"ada","email":"ada@example.com","active":true,"score":98.5,"roles":["admin","dev"],"created_at":"2024-01-15T09:30:00Z"},{"id":1042,"name":"Alan Turing","username":"aturing","email":"aturing@example.com","active":true,"score":97.25,"roles":["dev"],"created_at":"2024-02-03T14:12:45Z"},{"id":1043,"name":"Grace Hopper","username":"grace","email":"grace@example.com","active":false,"score":88.0,"roles":["user"],"created_at":"2024-03-21T08:05:10Z"},{"id":1044,"name":"Edsger Dijkstra","username":"ewd","email":"ewd@example.com","active":true,"score":91.75,"roles":["dev","ops"],"created_at":"2024-04-09T17:45:30Z"},{"id":1045,"name":"Barbara Liskov","username":"liskov","email":"liskov@example.com","active":true,"score":95.0,"roles":["ops"],"created_at":"2024-05-30T11:20:00Z"},{"id":1046,"name":"Donald Knuth","username":"dek","email":"dek@example.com","active":false,"score":99.9,"roles":["user"],"created_at":"2024-06-18T06:55:15Z"}]}' \
+        >"$WORK/www/1k.json"
+    chmod 644 "$WORK/www/1k.json"
+}
+
+# write_static_nginx_conf [LISTEN_OPTIONS] [SERVER_LINES] [MORE_SERVERS]: $WORK/nginx.conf for one nginx worker
+# serving $WORK/www on 127.0.0.1:$PORT (plain HTTP/1.1 unless LISTEN_OPTIONS say `ssl`, `ssl http2`), keeping
+# connections open for as many requests as a benchmark sends. Since nginx 1.19.7 keepalive_requests also caps the
+# requests on one HTTP/2 connection (1,000 by default): past it nginx sends GOAWAY and the client has to reconnect.
+# SERVER_LINES go into that server block (certificates), MORE_SERVERS after it.
+write_static_nginx_conf() {
+    cat >"$WORK/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    types { application/json json; }
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 120s;
+    keepalive_requests 1000000;
+$(nginx_temp_paths)
+    server {
+        listen 127.0.0.1:$PORT ${1:-};
+${2:-}
+        root $WORK/www;
+        location / { }
+    }
+${3:-}
+}
+EOF
+}

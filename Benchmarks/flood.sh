@@ -20,33 +20,8 @@ CLIENTS="${CLIENTS:-ahc courier-nio}"
 source "$BENCH_DIR/common.sh"
 install_missing nginx
 
-mkdir -p "$WORK/www" "$WORK/temp"
-chmod 755 "$WORK" "$WORK/www"
-# The same page as run.sh's: copied from it, so the two never drift apart.
-sed -n "s/^printf '%s' '\(.*\)' \\\\$/\1/p" "$BENCH_DIR/run.sh" | head -1 | tr -d '\n' >"$WORK/www/1k.json"
-[[ "$(wc -c <"$WORK/www/1k.json")" == 1024 ]] || { echo "could not take the 1 KB page from run.sh" >&2; exit 1; }
-chmod 644 "$WORK/www/1k.json"
-
-cat >"$WORK/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { application/json json; }
-    default_type application/octet-stream;
-    keepalive_timeout 120s;
-    keepalive_requests 1000000;
-$(nginx_temp_paths)
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/www;
-        location / { }
-    }
-}
-EOF
+write_page
+write_static_nginx_conf
 start_nginx
 BASE_URL="http://127.0.0.1:$PORT/"
 

@@ -47,12 +47,8 @@ for _ in $(seq 1 50); do
 done
 [[ -n "$STATUS_PORT" ]] || { echo "no second free port found" >&2; exit 1; }
 
-mkdir -p "$WORK/www" "$WORK/temp" "$WORK/tls"
-chmod 755 "$WORK" "$WORK/www"
-# The same 1,024-byte JSON page as run.sh's (six user records), decoded into UserPage by the Swift clients.
-printf '%s' '{"page":1,"per_page":6,"total":2140,"users":[{"id":1041,"name":"Ada Lovelace","username":"ada","email":"ada@example.com","active":true,"score":98.5,"roles":["admin","dev"],"created_at":"2024-01-15T09:30:00Z"},{"id":1042,"name":"Alan Turing","username":"aturing","email":"aturing@example.com","active":true,"score":97.25,"roles":["dev"],"created_at":"2024-02-03T14:12:45Z"},{"id":1043,"name":"Grace Hopper","username":"grace","email":"grace@example.com","active":false,"score":88.0,"roles":["user"],"created_at":"2024-03-21T08:05:10Z"},{"id":1044,"name":"Edsger Dijkstra","username":"ewd","email":"ewd@example.com","active":true,"score":91.75,"roles":["dev","ops"],"created_at":"2024-04-09T17:45:30Z"},{"id":1045,"name":"Barbara Liskov","username":"liskov","email":"liskov@example.com","active":true,"score":95.0,"roles":["ops"],"created_at":"2024-05-30T11:20:00Z"},{"id":1046,"name":"Donald Knuth","username":"dek","email":"dek@example.com","active":false,"score":99.9,"roles":["user"],"created_at":"2024-06-18T06:55:15Z"}]}' \
-    >"$WORK/www/1k.json"
-chmod 644 "$WORK/www/1k.json"
+write_page
+mkdir -p "$WORK/tls"
 
 # --- certificates: root CA → leaf for 127.0.0.1 (P-256, valid for two days, made fresh each run) --------------
 TLS="$WORK/tls"
@@ -73,38 +69,13 @@ openssl verify -CAfile "$TLS/root.pem" "$TLS/leaf.pem" >/dev/null
 # The worker may run as nobody when nginx is started as root; the master reads the key before dropping privileges.
 chmod 755 "$TLS"
 
-cat >"$WORK/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { application/json json; }
-    default_type application/octet-stream;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 120s;
-    # Since nginx 1.19.7 this also caps the requests on one HTTP/2 connection (1,000 by default): past it nginx sends
-    # GOAWAY and the client has to open a new connection.
-    keepalive_requests 1000000;
-$(nginx_temp_paths)
-    server {
-        listen 127.0.0.1:$PORT $LISTEN;
-        # Debian's nginx 1.22 offers TLS 1.0-1.2 unless told otherwise.
-        ssl_protocols TLSv1.2 TLSv1.3;
+# Debian's nginx 1.22 offers TLS 1.0-1.2 unless told otherwise. A second server has nginx's stub_status.
+write_static_nginx_conf "$LISTEN" "        ssl_protocols TLSv1.2 TLSv1.3;
         ssl_certificate $TLS/leaf.pem;
-        ssl_certificate_key $TLS/leaf.key;
-        root $WORK/www;
-        location / { }
-    }
-    server {
+        ssl_certificate_key $TLS/leaf.key;" "    server {
         listen 127.0.0.1:$STATUS_PORT;
         location = /status { stub_status; }
-    }
-}
-EOF
+    }"
 
 start_nginx
 BASE_URL="https://127.0.0.1:$PORT/"

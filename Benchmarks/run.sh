@@ -30,36 +30,8 @@ if [[ -n "${GUEST_HALT_POLL_NS:-}" ]]; then
     echo "$GUEST_HALT_POLL_NS" >"$HALT_POLL"
 fi
 
-mkdir -p "$WORK/www" "$WORK/temp"
-# The worker may run as an unprivileged user (nobody) when nginx is started as root: let it read the files.
-chmod 755 "$WORK" "$WORK/www"
-# A realistic ~1 KB JSON payload (1,024 bytes): a page of six user records, decoded into UserPage by every client.
-printf '%s' '{"page":1,"per_page":6,"total":2140,"users":[{"id":1041,"name":"Ada Lovelace","username":"ada","email":"ada@example.com","active":true,"score":98.5,"roles":["admin","dev"],"created_at":"2024-01-15T09:30:00Z"},{"id":1042,"name":"Alan Turing","username":"aturing","email":"aturing@example.com","active":true,"score":97.25,"roles":["dev"],"created_at":"2024-02-03T14:12:45Z"},{"id":1043,"name":"Grace Hopper","username":"grace","email":"grace@example.com","active":false,"score":88.0,"roles":["user"],"created_at":"2024-03-21T08:05:10Z"},{"id":1044,"name":"Edsger Dijkstra","username":"ewd","email":"ewd@example.com","active":true,"score":91.75,"roles":["dev","ops"],"created_at":"2024-04-09T17:45:30Z"},{"id":1045,"name":"Barbara Liskov","username":"liskov","email":"liskov@example.com","active":true,"score":95.0,"roles":["ops"],"created_at":"2024-05-30T11:20:00Z"},{"id":1046,"name":"Donald Knuth","username":"dek","email":"dek@example.com","active":false,"score":99.9,"roles":["user"],"created_at":"2024-06-18T06:55:15Z"}]}' \
-    >"$WORK/www/1k.json"
-chmod 644 "$WORK/www/1k.json"
-
-cat >"$WORK/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    types { application/json json; }
-    default_type application/octet-stream;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 120s;
-    keepalive_requests 1000000;
-$(nginx_temp_paths)
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/www;
-        location / { }
-    }
-}
-EOF
+write_page
+write_static_nginx_conf
 
 start_nginx
 BASE_URL="http://127.0.0.1:$PORT/"
