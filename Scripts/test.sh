@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command, and CI's (`.ci/run` calls it): installs what the tests need when it is missing (from
 # Debian's packages and PyPI), fails on any compiler warning in Courier's own code and on a layering violation, then
-# runs the whole suite with `swift test`. It also builds the DocC catalog and fails on any of its warnings. Arguments go to `swift test` (e.g. `--filter WebSocket`).
+# runs the whole suite with `swift test`, then again with NIOTransport's own connections off. It also builds the DocC
+# catalog and fails on any of its warnings. Arguments go to `swift test` (e.g. `--filter WebSocket`; then the second
+# run is skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,3 +52,18 @@ swift package generate-documentation --target Courier --warnings-as-errors >/dev
 # them passing alone). Eight keeps both cores busy and the whole run about as fast.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 swift test "$@"
+
+# The whole suite again with NIOTransport's own HTTP/1.1 connections off (a debug build reads
+# COURIER_NIO_OWN_CONNECTIONS), so that every test that makes a default transport also checks the AsyncHTTPClient
+# path. Its output goes to a file; only a line of its own (or the failures) is printed, so the run above stays the
+# one summary of `swift test`.
+if [ $# -eq 0 ]; then
+    other=$(mktemp)
+    if COURIER_NIO_OWN_CONNECTIONS=0 swift test --skip-build >"$other" 2>&1; then
+        echo "AsyncHTTPClient path (COURIER_NIO_OWN_CONNECTIONS=0): $(sed -n 's/^✔ Test run with \([0-9]*\) tests.*/\1/p' "$other") tests passed"
+    else
+        grep -E '^✘' "$other" >&2 || tail -40 "$other" >&2
+        echo "error: the suite failed with NIOTransport's own connections off (COURIER_NIO_OWN_CONNECTIONS=0)" >&2
+        exit 1
+    fi
+fi

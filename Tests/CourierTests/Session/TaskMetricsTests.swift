@@ -35,7 +35,9 @@ import Testing
     @Test("Plain http on Courier's own connections: the first exchange opens a connection, the second reuses it")
     func ownConnectionsNewThenReused() async throws {
         let server = try await ScriptedServer.start([.init(status: 200, body: "twelve bytes")])
-        let transport = NIOTransport()
+        var configuration = NIOTransport.Configuration()
+        configuration.usesOwnHTTP1Connections = true  // whatever the suite's default
+        let transport = NIOTransport(configuration: configuration)
         let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
         defer { manager.invalidate(cancelingTasks: true) }
         let first = try await manager.send(URLRequest(url: server.url("one")), serializer: HTTPResponseSerializer())

@@ -21,6 +21,7 @@ import Testing
     private func transport(maximumConnections: Int = 32) -> NIOTransport {
         var configuration = NIOTransport.Configuration()
         configuration.maximumConnectionsPerHost = maximumConnections
+        configuration.usesOwnHTTP1Connections = true  // these tests are about them, whatever the suite's default
         return NIOTransport(configuration: configuration)
     }
 
@@ -178,6 +179,25 @@ import Testing
         #expect(await waiting?.errorCode == -1005)
         let later = await thrownCourierError { _ = try await collect(transport, server.baseURL) }
         #expect(later != nil)
+        try await server.stop()
+    }
+
+    @Test(
+        "Through AsyncHTTPClient too, a field that could split the request is refused before anything is sent",
+        arguments: [("X-Bad", "a\r\nInjected: 1"), ("X-Bad", "a\nb"), ("X Bad", "1"), ("X-Bad:", "1"), ("", "1")])
+    func injectionThroughAsyncHTTPClient(name: String, value: String) async throws {
+        let server = try await FaultServer.start(.countingConnections)
+        var configuration = NIOTransport.Configuration()
+        configuration.usesOwnHTTP1Connections = false
+        let transport = NIOTransport(configuration: configuration)
+        var headers = HTTPHeaderFields()
+        headers.add(name: name, value: value)
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await collect(transport, server.baseURL, headers: headers)
+        }
+        #expect(error?.errorCode == -1)
+        #expect(server.connectionCount == 0)
+        await transport.shutdown()
         try await server.stop()
     }
 

@@ -27,7 +27,18 @@ extension NIOTransport {
         /// Courier's own HTTP/1.1 connections instead of AsyncHTTPClient's; default `true`. They are cheaper per
         /// exchange (see ``NIOTransport``'s discussion); streamed exchanges, `https` and HTTP/2 always go through
         /// AsyncHTTPClient. Set it to `false` to send everything through AsyncHTTPClient.
-        public var usesOwnHTTP1Connections: Bool = true
+        public var usesOwnHTTP1Connections: Bool = Self.ownHTTP1ConnectionsByDefault
+
+        /// `true`, except in a debug build run with `COURIER_NIO_OWN_CONNECTIONS=0` in its environment: the test
+        /// suite runs that way too (`Scripts/test.sh`), so that every test that makes a default transport also
+        /// checks the AsyncHTTPClient path. A release build never reads the environment.
+        static let ownHTTP1ConnectionsByDefault: Bool = {
+            #if DEBUG
+                return ProcessInfo.processInfo.environment["COURIER_NIO_OWN_CONNECTIONS"] != "0"
+            #else
+                return true
+            #endif
+        }()
         /// Whether a failed connection attempt (refused, or a TLS handshake the system's trust refuses) is retried
         /// with backoff until ``connectTimeout``; default `false`: the request fails at once, as URLSession's do.
         public var retriesFailedConnections: Bool = false

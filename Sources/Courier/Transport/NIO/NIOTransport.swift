@@ -138,6 +138,16 @@ public final class NIOTransport: Transport {
         for other in otherClients.withLock({ $0.values }) { other.shutdown { _ in } }
     }
 
+    /// The request's fields as AsyncHTTPClient takes them. It checks that every name is a token but lets an empty
+    /// one through (it has no byte that could fail), which would go out as a line starting with `:`; refused here,
+    /// as Courier's own connections refuse it, before anything is sent.
+    static func asyncHTTPClientHeaders(_ request: TransportRequest) throws -> HTTPHeaders {
+        if request.headers.contains(where: { $0.name.isEmpty }) {
+            throw courierError(HTTPClientError.invalidHeaderFieldNames([""]), url: request.url, proxy: request.proxy)
+        }
+        return request.headers.nio
+    }
+
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         // AsyncHTTPClient may still send a request whose task is already cancelled; never start one.
@@ -145,7 +155,7 @@ public final class NIOTransport: Transport {
         let fetchStart = Date()
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
-        outgoing.headers = request.headers.nio
+        outgoing.headers = try Self.asyncHTTPClientHeaders(request)
         var sentWholeBodyUpFront: Int64?
         // A body that is not a one-shot stream can be sent again; see ``mayRetryOnAnotherConnection(method:)``.
         let replayable = request.body?.isReplayable ?? true
@@ -240,7 +250,7 @@ public final class NIOTransport: Transport {
             throw Self.courierError(error, url: request.url, proxy: request.proxy)
         }
         var template = head == nil ? try requestTemplate(method: request.method, url: request.url) : nil
-        template?.headers = request.headers.nio
+        if template != nil { template?.headers = try Self.asyncHTTPClientHeaders(request) }
         template?.body = data.map { .byteBuffer(ByteBuffer(data: $0)) }
         let outgoing = template
         let body = data.flatMap { $0.isEmpty ? nil : ByteBuffer(data: $0) }
