@@ -9,8 +9,8 @@ import Foundation
 ///
 /// Running tasks keep the core alive, never the ``SessionManager``; so releasing a manager with running tasks
 /// really releases it, and its `deinit` cancels them. What a task goes through is in the extensions beside this
-/// file: running it (`SessionCore+Running`), its requests (`TaskExchange`), what goes out
-/// (`SessionCore+Outgoing`), its timeouts, its completion and its download's file.
+/// file: running it to its one completion (`SessionCore+Running`), its requests and what goes out (`TaskExchange`),
+/// its timeouts and its download's file.
 final class SessionCore: TaskController {
     struct Settings {
         var responseSerializer: any ResponseSerializer = JSONResponseSerializer()
