@@ -58,7 +58,7 @@ struct RequestCommand: AsyncParsableCommand {
     var maxTime: Double?
     @Option(
         help: ArgumentHelp(
-            "Send the request again up to N times after a 408, 500, 502, 503 or 504 or a connection error (GET, "
+            "Send the request again up to N times after a 408, 429, 500, 502, 503 or 504 or a connection error (GET, "
                 + "HEAD, PUT, DELETE, OPTIONS, TRACE), waiting 0.5 s, 1 s, … or what Retry-After asks; each retry is "
                 + "reported on stderr.", valueName: "N"))
     var retry = 0

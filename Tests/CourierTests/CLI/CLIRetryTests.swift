@@ -21,6 +21,21 @@ struct CLIRetryTests {
         try await server.stop()
     }
 
+    @Test("A 429 is retried after its Retry-After, as curl's --retry does")
+    func tooManyRequestsIsRetriedAfterRetryAfter() async throws {
+        let server = try await ScriptedServer.start([
+            .init(status: 429, headers: [("Retry-After", "1")], body: "slow down"), .init(status: 200, body: "finally"),
+        ])
+        let result = try await CourierProcess.run(["--retry", "2", "--print", "b", server.url("job").absoluteString])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("finally"))
+        let arrivals = server.received.map(\.at)
+        #expect(arrivals.count == 2)
+        if arrivals.count == 2 { #expect(arrivals[1] - arrivals[0] >= .milliseconds(950)) }
+        #expect(result.stderr.contains("429"), "stderr: \(result.stderr)")
+        try await server.stop()
+    }
+
     @Test func backoffCountsAgainstMaxTimeNotTheIdleTimeout() async throws {
         // A 5 s Retry-After under a 3 s idle timeout: the wait is the client's own, not a silent server. (With 2 s and
         // 1 s, a full suite beside it sometimes kept the first answer from arriving within the 1 s: not the claim.)

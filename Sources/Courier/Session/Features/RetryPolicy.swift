@@ -15,7 +15,7 @@ import Foundation
 /// A failed request is retried when all of these hold:
 /// - it has been retried fewer than ``retryLimit`` times;
 /// - its method is in ``retryableHTTPMethods`` (the idempotent ones: DELETE, GET, HEAD, OPTIONS, PUT, TRACE);
-/// - the response's status is in ``retryableHTTPStatusCodes`` (408, 500, 502, 503, 504), or, without a response,
+/// - the response's status is in ``retryableHTTPStatusCodes`` (408, 429, 500, 502, 503, 504), or, without a response,
 ///   the error's code is in ``retryableErrorCodes`` (timed out, cannot find or connect to the host, connection lost,
 ///   DNS failure, not connected, bad server response, secure connection failed…);
 /// - the ``budget``, when there is one, has a retry left.
@@ -33,8 +33,9 @@ public struct RetryPolicy: RequestInterceptor {
     public static let defaultExponentialBackoffScale = 0.5
     /// The idempotent methods (RFC 9110 §9.2.2) but CONNECT and PATCH: DELETE, GET, HEAD, OPTIONS, PUT, TRACE.
     public static let defaultRetryableHTTPMethods: Set<String> = ["DELETE", "GET", "HEAD", "OPTIONS", "PUT", "TRACE"]
-    /// 408, 500, 502, 503, 504.
-    public static let defaultRetryableHTTPStatusCodes: Set<Int> = [408, 500, 502, 503, 504]
+    /// 408, 429, 500, 502, 503, 504: Alamofire's list and, as curl's `--retry` has it, 429 Too Many Requests, whose
+    /// `Retry-After` says when to come back.
+    public static let defaultRetryableHTTPStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
     /// `NSURLErrorDomain` codes a retry can cure: backgroundSessionWasDisconnected (-997), timedOut (-1001),
     /// cannotFindHost (-1003), cannotConnectToHost (-1004), networkConnectionLost (-1005), dnsLookupFailed
     /// (-1006), notConnectedToInternet (-1009), badServerResponse (-1011, but not a status the serializer refused),
