@@ -1,6 +1,6 @@
 import Courier
 
-/// `--auth user:password` and `--auth-type`.
+/// `--auth user:password` (or `--auth TOKEN` with `--auth-type bearer`) and `--auth-type`.
 struct AuthOptions: Sendable, Hashable {
     /// Basic is sent with the first request; Digest answers the server's challenge.
     enum Scheme: String, Sendable, Hashable, CaseIterable {
@@ -8,9 +8,11 @@ struct AuthOptions: Sendable, Hashable {
         case basic
         /// HTTP Digest.
         case digest
+        /// `Authorization: Bearer TOKEN` (RFC 6750), sent with the first request, as HTTPie's `-A bearer`.
+        case bearer
     }
 
-    /// The credential.
+    /// The credential; a bearer token is its password, with no user name.
     var credential: Credential
     /// How it is sent.
     var scheme: Scheme
@@ -21,10 +23,20 @@ struct AuthOptions: Sendable, Hashable {
         self.scheme = scheme
     }
 
-    /// Parses `user:password`; the password may contain `:`.
+    /// Parses `user:password` (the password may contain `:`), or a bearer token whole.
     ///
-    /// - Throws: ``CommandFailure`` when there is no `:`.
+    /// - Throws: ``CommandFailure`` when there is no `:`, or for a token that is empty or has control characters or
+    ///   spaces (it goes into a header field as it is).
     init(_ text: String, scheme: Scheme) throws {
+        if scheme == .bearer {
+            guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+                throw CommandFailure(
+                    .failure, "--auth: a bearer token cannot be empty or contain spaces or control characters")
+            }
+            credential = Credential(user: "", password: text)
+            self.scheme = scheme
+            return
+        }
         guard let colon = text.firstIndex(of: ":") else {
             throw CommandFailure(.failure, "--auth “\(text)” needs a password: use --auth user:password")
         }

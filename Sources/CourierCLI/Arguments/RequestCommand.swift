@@ -68,9 +68,11 @@ struct RequestCommand: AsyncParsableCommand {
     var follow = false
     @Flag(help: "Follow a redirect from https to plain http (refused by default: it would leave TLS).")
     var allowInsecureRedirects = false
-    @Option(name: [.short, .long], help: "Credentials, user:password.")
+    @Option(name: [.short, .long], help: "Credentials, user:password (with --auth-type bearer: the token).")
     var auth: String?
-    @Option(help: "basic (sent at once) or digest (answers the server's challenge).")
+    @Option(
+        name: [.customShort("A"), .long],
+        help: "basic (sent at once), digest (answers the server's challenge) or bearer (Authorization: Bearer TOKEN).")
     var authType: String = AuthOptions.Scheme.basic.rawValue
     @Flag(help: "Exit with 3, 4 or 5 for an unfollowed 3xx, a 4xx or a 5xx response.")
     var checkStatus = false
@@ -120,7 +122,7 @@ struct RequestCommand: AsyncParsableCommand {
             throw CommandFailure(.failure, "--pretty “\(pretty)”: use auto, all, colors, format or none")
         }
         guard let scheme = AuthOptions.Scheme(rawValue: authType.lowercased()) else {
-            throw CommandFailure(.failure, "--auth-type “\(authType)”: use basic or digest")
+            throw CommandFailure(.failure, "--auth-type “\(authType)”: use basic, digest or bearer")
         }
         let timeout = try timeout.map { try TimeLimit.checked($0, flag: "--timeout") }
         let maxTime = try maxTime.map { try TimeLimit.checked($0, flag: "--max-time") }
@@ -139,7 +141,8 @@ struct RequestCommand: AsyncParsableCommand {
         // --auth wins over credentials in the URL, as in curl and HTTPie.
         let credentials =
             try auth.map { try AuthOptions($0, scheme: scheme) }
-            ?? plan.urlCredential.map { AuthOptions(credential: $0, scheme: scheme) }
+            // A URL's user:password is Basic or Digest; a bearer token only comes from --auth.
+            ?? plan.urlCredential.map { AuthOptions(credential: $0, scheme: scheme == .bearer ? .basic : scheme) }
         return RequestOptions(
             plan: plan,
             print: try print.map(PrintOptions.init) ?? .defaults(verbose: verbose, offline: offline),

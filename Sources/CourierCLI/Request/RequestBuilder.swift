@@ -40,6 +40,8 @@ enum RequestBuilder {
         if let timeout { http.timeoutInterval = timeout }
         if let auth, auth.scheme == .basic {
             http.setAuthorization(username: auth.credential.user, password: auth.credential.password)
+        } else if let auth, auth.scheme == .bearer {
+            http.setValue("Bearer \(auth.credential.password)", forHTTPHeaderField: "Authorization")
         }
 
         var prepared: PreparedRequest
