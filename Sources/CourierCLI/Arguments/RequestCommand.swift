@@ -56,6 +56,13 @@ struct RequestCommand: AsyncParsableCommand {
     var timeout: Double?
     @Option(help: "Seconds the whole transfer may take, body included (an overall deadline, as curl's).")
     var maxTime: Double?
+    @Option(help: ArgumentHelp("Give up when no connection is made within SECONDS (default 10).", valueName: "SECONDS"))
+    var connectTimeout: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Connect to ADDR for requests to HOST on PORT, keeping HOST for Host, SNI and the certificate check "
+                + "(curl's --resolve); repeatable.", valueName: "HOST:PORT:ADDR"))
+    var resolve: [String] = []
     @Option(
         help: ArgumentHelp(
             "Send the request again up to N times after a 408, 429, 500, 502, 503 or 504 or a connection error (GET, "
@@ -126,6 +133,8 @@ struct RequestCommand: AsyncParsableCommand {
         }
         let timeout = try timeout.map { try TimeLimit.checked($0, flag: "--timeout") }
         let maxTime = try maxTime.map { try TimeLimit.checked($0, flag: "--max-time") }
+        let connectTimeout = try connectTimeout.map { try TimeLimit.checked($0, flag: "--connect-timeout") }
+        let resolveRules = try resolve.map(ResolveRule.init)
         guard (0...100).contains(retry) else {
             throw CommandFailure(.failure, "--retry \(retry): use a number from 0 to 100")
         }
@@ -152,7 +161,8 @@ struct RequestCommand: AsyncParsableCommand {
             auth: credentials, checkStatus: checkStatus, tls: tls, maxTime: maxTime,
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
-            proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar)
+            proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
+            resolve: resolveRules)
     }
 }
 

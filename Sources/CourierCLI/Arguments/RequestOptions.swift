@@ -40,4 +40,8 @@ struct RequestOptions: Sendable {
     var cookie: String? = nil
     /// `--cookie-jar`: where the jar is written at the end, in curl's format.
     var cookieJar: String? = nil
+    /// `--connect-timeout`: how long a connection may take to be made.
+    var connectTimeout: TimeInterval? = nil
+    /// `--resolve`: addresses to connect to for some hosts and ports.
+    var resolve: [ResolveRule] = []
 }

@@ -174,7 +174,7 @@ struct RequestRunner {
             credential.schemes = [.digest]
             configuration.credential = credential
         }
-        let manager = SessionManager(configuration: configuration)
+        let manager = SessionManager(configuration: configuration, transport: makeTransport())
         manager.responseSerializer = HTTPResponseSerializer(acceptableStatusCodes: nil)
         // The main queue is not serviced while the async entry point waits; callbacks run on a queue of their own.
         manager.completionQueue = DispatchQueue(label: "courier.completion")
@@ -185,6 +185,16 @@ struct RequestRunner {
         }
         try options.tls.apply(to: manager)
         return manager
+    }
+
+    /// The platform's transport, or, for `--connect-timeout` and `--resolve`, an ``NIOTransport`` set up for them.
+    func makeTransport() -> any Transport {
+        let addresses = ResolveRule.hostAddresses(options.resolve, for: URL(string: options.plan.url))
+        guard options.connectTimeout != nil || !addresses.isEmpty else { return SessionManager.defaultTransport() }
+        var configuration = NIOTransport.Configuration()
+        if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
+        configuration.hostAddresses = addresses
+        return NIOTransport(configuration: configuration)
     }
 
     /// The exit status for the final response, and the `--check-status` warning.
