@@ -8,8 +8,9 @@ import Foundation
 ///
 /// ``run(collect:)`` is the loop that sends each request; `answer` reads top to bottom as the steps a response goes
 /// through: each step that can answer it with another request (a redirect, a challenge, a download that cannot
-/// resume) returns whether it did, and the loop sends that request. Each step asks a pure decision beside it what to do (``RedirectPolicy``,
-/// ``Authentication``, ``HTTPCaching``, ``ResumeDecision``) and lives in its own file (`TaskExchange+Redirect`, …).
+/// resume) returns whether it did, and the loop sends that request. Each step asks a pure decision beside it what to
+/// do (``RedirectPolicy``, ``Authentication``, ``HTTPCaching``, ``ResumeDecision``) and lives in its own file
+/// (`TaskExchange+Redirect`, …).
 ///
 /// A class, used by the one Swift task that runs the exchange: each of its `async` methods then keeps a reference
 /// in its frame rather than a copy of every field (the hooks alone are hundreds of bytes), and a request waiting
@@ -81,8 +82,8 @@ final class TaskExchange {
         }
     }
 
-    /// The exchange of `task`; synchronous, so the hooks and requests it copies stay out of ``run(_:delegate:in:collect:announcingStartFrom:)``'s
-    /// frame, which a waiting request keeps.
+    /// The exchange of `task`; synchronous, so the hooks and requests it copies stay out of the frame of
+    /// ``run(_:delegate:in:collect:announcingStartFrom:)``, which a waiting request keeps.
     @inline(never)
     private static func make(
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, announcingStartFrom startDate: Date?
