@@ -236,7 +236,9 @@ struct EarlyStartTests {
             #expect(echo.args["q"]?.stringValue == "a b")
             _ = try await client.post("anything", parameters: ["q": "a b"], as: JSON.self)
         }
-        // A GET then a POST, twice: only the GETs are plain (a JSONRequestSerializer GET was not, before).
+        // A GET then a POST, twice: only the GETs are plain (a JSONRequestSerializer GET was not, before). Monitors
+        // hear of tasks on their own queue, so the last creation may still be on its way.
+        try await waitUntil(timeout: .seconds(10)) { monitor.plain.withLock { $0.count == 4 } }
         #expect(monitor.plain.withLock { $0 } == [true, false, true, false])
         client.invalidate(cancelingTasks: true)
     }
