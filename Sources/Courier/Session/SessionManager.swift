@@ -69,7 +69,7 @@ open class SessionManager: @unchecked Sendable {
 
     /// The session-level hooks.
     public var hooks: SessionHooks {
-        get { core.events.hooks.value }
+        get { core.hooks }
         set { core.setHooks(newValue) }
     }
 

@@ -46,7 +46,6 @@ final class SessionCore: TaskController {
     let sweeperRunning = Locked(false)
     /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
     let serverTrustHook = Locked<ServerTrustHook?>(nil)
-    private let hookSnapshots = Locked(HookSnapshot(SessionHooks()))
     /// The manager, the object of `Notification.Name.sessionDidInvalidate`.
     let owner = Locked(Owner())
 
@@ -71,24 +70,14 @@ final class SessionCore: TaskController {
     }
 
     /// The session's hooks, as of this call.
-    var hooks: SessionHooks { events.hooks.value }
+    var hooks: SessionHooks { hookSnapshot.hooks }
 
     /// The session's hooks as of this call, by reference: what a task keeps, instead of a copy of every hook.
-    var hookSnapshot: HookSnapshot { hookSnapshots.value }
-
-    /// An unchanging copy of the hooks, made when they are set, shared by the tasks that start meanwhile.
-    final class HookSnapshot: Sendable {
-        let hooks: SessionHooks
-
-        init(_ hooks: SessionHooks) {
-            self.hooks = hooks
-        }
-    }
+    var hookSnapshot: SessionEventSink.HookSnapshot { events.hooks.value }
 
     /// Replaces the hooks; a server-trust hook is wrapped once here, so that every request carries the same one.
     func setHooks(_ hooks: SessionHooks) {
-        hookSnapshots.withLock { $0 = HookSnapshot(hooks) }
-        events.hooks.withLock { $0 = hooks }
+        events.hooks.withLock { $0 = SessionEventSink.HookSnapshot(hooks) }
         serverTrustHook.withLock { $0 = hooks.serverTrust.map(ServerTrustHook.init) }
     }
 

@@ -41,8 +41,18 @@ final class SessionEventSink: Sendable {
         let queue: DispatchQueue
     }
 
-    /// The session's hooks.
-    let hooks = Locked(SessionHooks())
+    /// The session's hooks, as one unchanging snapshot replaced whole when they are set: the sink reads a hook from
+    /// it, and each task keeps the snapshot it started with (a reference, not a copy of every hook).
+    let hooks = Locked(HookSnapshot(SessionHooks()))
+
+    /// An unchanging copy of the hooks, made when they are set, shared by the tasks that start meanwhile.
+    final class HookSnapshot: Sendable {
+        let hooks: SessionHooks
+
+        init(_ hooks: SessionHooks) {
+            self.hooks = hooks
+        }
+    }
     private let monitors: [Monitor]
     private let continuations = Locked([UUID: AsyncStream<SessionEvent>.Continuation]())
 
@@ -57,7 +67,7 @@ final class SessionEventSink: Sendable {
 
     /// Whether anything watches response heads and body chunks, so the session must report them.
     var watchesExchanges: Bool {
-        !monitors.isEmpty || hooks.withLock { $0.didReceiveData != nil || $0.didSendBodyData != nil }
+        !monitors.isEmpty || hooks.withLock { $0.hooks.didReceiveData != nil || $0.hooks.didSendBodyData != nil }
     }
 
     /// Hands `event` to everything that watches it, on two channels: AFNetworking's (the hooks that only watch, and
@@ -78,11 +88,11 @@ final class SessionEventSink: Sendable {
         case .suspended(let task):
             post(.taskDidSuspend, object: task, userInfo: nil)
         case .receivedData(let task, let data):
-            hooks.withLock { $0.didReceiveData }?(task, data)
+            hooks.withLock { $0.hooks.didReceiveData }?(task, data)
         case .sentBodyData(let task, let bytes, let total, let expected):
-            hooks.withLock { $0.didSendBodyData }?(task, bytes, total, expected)
+            hooks.withLock { $0.hooks.didSendBodyData }?(task, bytes, total, expected)
         case .completed(let task, _, let error):
-            hooks.withLock { $0.didComplete }?(task, error)
+            hooks.withLock { $0.hooks.didComplete }?(task, error)
         case .serialized(let task, _, _, let userInfo):
             post(.taskDidComplete, object: task, userInfo: userInfo)
         case .movedDownload(let task):
@@ -90,7 +100,7 @@ final class SessionEventSink: Sendable {
         case .failedToMoveDownload(let task, let error):
             post(.downloadTaskDidFailToMoveFile, object: task, userInfo: [SessionNotificationKey.error: error])
         case .invalidated(let manager):
-            hooks.withLock { $0.sessionDidBecomeInvalid }?(nil)
+            hooks.withLock { $0.hooks.sessionDidBecomeInvalid }?(nil)
             NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
         }
     }

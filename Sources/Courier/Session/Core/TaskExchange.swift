@@ -21,7 +21,7 @@ final class TaskExchange {
     let task: SessionTask
     let delegate: TaskDelegate
     /// The hooks as they were when the task started.
-    private let hookSnapshot: SessionCore.HookSnapshot
+    private let hookSnapshot: SessionEventSink.HookSnapshot
     var hooks: SessionHooks { hookSnapshot.hooks }
     /// The request sent next, as Foundation's `URLRequest` or, until a step needs one, the plain request it is
     /// made from (the common `async` call never needs one).
@@ -49,7 +49,7 @@ final class TaskExchange {
     let interceptor: (any RequestInterceptor)?
 
     init(
-        core: SessionCore, task: SessionTask, delegate: TaskDelegate, hooks: SessionCore.HookSnapshot,
+        core: SessionCore, task: SessionTask, delegate: TaskDelegate, hooks: SessionEventSink.HookSnapshot,
         source: TaskRequest,
         body: HTTPRequestBody?, startToAnnounce: Date? = nil, interceptor: (any RequestInterceptor)?
     ) {
