@@ -15,9 +15,11 @@ struct TaskStateTests {
     func receivedCountsAndThrottles() {
         var state = TaskState()
         state.expectDownload(expected: 30, progressTotal: 30)
-        let first = state.received(Data(repeating: 1, count: 10), keep: true, now: start)
-        let soon = state.received(Data(repeating: 2, count: 10), keep: false, now: start + .milliseconds(10))
-        let last = state.received(Data(repeating: 3, count: 10), keep: true, now: start + .milliseconds(20))
+        let first = state.received(Data(repeating: 1, count: 10), keep: true, watched: true, now: start)
+        let soon = state.received(
+            Data(repeating: 2, count: 10), keep: false, watched: true, now: start + .milliseconds(10))
+        let last = state.received(
+            Data(repeating: 3, count: 10), keep: true, watched: true, now: start + .milliseconds(20))
         #expect(state.bytesReceived == 30)
         #expect(state.bytesExpectedToReceive == 30)
         #expect(state.data == Data(repeating: 1, count: 10) + Data(repeating: 3, count: 10))
@@ -38,11 +40,25 @@ struct TaskStateTests {
     func sentCounts() {
         var state = TaskState()
         state.expectUpload(total: 100)
-        let report = state.sent(total: 40)
+        let report = state.sent(total: 40, watched: true)
         #expect(state.bytesSent == 40)
         #expect(state.bytesExpectedToSend == 100)
         #expect(report?.progress.completed == 40)
         #expect(report?.progress.total == 100)
+    }
+
+    @Test("A direction nobody watches reports nothing but still counts, and reports once it is watched")
+    func unwatchedProgressCountsWithoutReports() {
+        var state = TaskState()
+        state.expectDownload(expected: 30, progressTotal: 30)
+        let unwatched = state.received(Data(count: 10), keep: false, watched: false, now: start)
+        #expect(unwatched == nil)
+        #expect(state.download.progress.completed == 10)  // what `downloadProgress(for:)` reads
+        let watched = state.received(Data(count: 10), keep: false, watched: true, now: start + .milliseconds(1))
+        #expect(watched?.progress.completed == 20)  // the first watched report is never throttled
+        let (_, download, _) = state.finishProgress(succeeded: true, hadUpload: false, watched: (false, false))
+        #expect(download == nil)
+        #expect(state.download.progress.fractionCompleted == 1)
     }
 
     @Test("Completion happens once and makes the metrics from the one set of counters")
@@ -58,7 +74,7 @@ struct TaskStateTests {
         state.recordTransaction(
             TransactionMetrics(method: "GET", url: try #require(URL(string: "http://b/"))), at: started)
         state.retried()
-        _ = state.received(Data(count: 5), keep: true)
+        _ = state.received(Data(count: 5), keep: true, watched: true)
         let end = started.addingTimeInterval(2)
         let completed = state.complete(error: nil, end: end)
         let completedAgain = state.complete(error: CancellationError(), end: end)
@@ -136,8 +152,9 @@ struct TaskStateTests {
         let (stream, continuation) = AsyncStream.makeStream(of: TaskProgress.self)
         state.addStream(continuation, upload: false)
         state.expectDownload(expected: -1, progressTotal: -1)
-        _ = state.received(Data(count: 7), keep: true)
-        let (upload, download, streams) = state.finishProgress(succeeded: true, hadUpload: false)
+        _ = state.received(Data(count: 7), keep: true, watched: false)
+        let (upload, download, streams) = state.finishProgress(
+            succeeded: true, hadUpload: false, watched: (false, false))
         #expect(upload == nil)
         #expect(download?.progress.fractionCompleted == 1)
         #expect(download?.progress.total == 7)
@@ -157,8 +174,9 @@ struct TaskStateTests {
     func failureReportsNothing() {
         var state = TaskState()
         state.expectUpload(total: 10)
-        _ = state.sent(total: 5)
-        let (upload, download, _) = state.finishProgress(succeeded: false, hadUpload: true)
+        _ = state.sent(total: 5, watched: true)
+        let (upload, download, _) = state.finishProgress(
+            succeeded: false, hadUpload: true, watched: (true, true))
         #expect(upload == nil)
         #expect(download == nil)
     }

@@ -238,10 +238,8 @@ extension SessionCore {
         delegate.finishProgress(succeeded: error == nil)
         let complete: @Sendable () -> Void = {
             delegate.completion?(task.response, object, error)
-            let info = CompletionUserInfo.make(
-                serializer: delegate.serializer, object: object, error: error, payload: payload,
-                metrics: task.metrics)
-            self.events.send(.serialized(task, object: object, error: error, userInfo: info))
+            self.events.send(
+                .serialized(task, object: object, error: error, serializer: delegate.serializer, payload: payload))
             afterward?()
             self.delivered(task)
         }

@@ -28,8 +28,10 @@ final class SessionEventSink: Sendable {
         case sentBodyData(SessionTask, bytes: Int64, total: Int64, expected: Int64)
         /// The metrics are there when the session has monitors, which alone receive them.
         case completed(SessionTask, TaskMetrics?, error: (any Error)?)
-        /// The task's outcome, with the did-complete notification's user info.
-        case serialized(SessionTask, object: (any Sendable)?, error: (any Error)?, userInfo: [AnyHashable: Any])
+        /// The task's outcome, with what the did-complete notification adds to it: the serializer and the body or file.
+        case serialized(
+            SessionTask, object: (any Sendable)?, error: (any Error)?, serializer: any ResponseSerializer,
+            payload: CompletionUserInfo.Payload)
         case movedDownload(SessionTask)
         case failedToMoveDownload(SessionTask, any Error)
         /// The session was invalidated and its last task delivered; the manager, while it exists.
@@ -93,8 +95,10 @@ final class SessionEventSink: Sendable {
             hooks.withLock { $0.hooks.didSendBodyData }?(task, bytes, total, expected)
         case .completed(let task, _, let error):
             hooks.withLock { $0.hooks.didComplete }?(task, error)
-        case .serialized(let task, _, _, let userInfo):
-            post(.taskDidComplete, object: task, userInfo: userInfo)
+        case .serialized(let task, let object, let error, let serializer, let payload):
+            let info = CompletionUserInfo.make(
+                serializer: serializer, object: object, error: error, payload: payload, metrics: task.metrics)
+            post(.taskDidComplete, object: task, userInfo: info)
         case .movedDownload(let task):
             post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
         case .failedToMoveDownload(let task, let error):
@@ -111,7 +115,7 @@ final class SessionEventSink: Sendable {
         switch event {
         case .resumed(let task): yield(.didResume(task))
         case .suspended(let task): yield(.didSuspend(task))
-        case .serialized(let task, let object, let error, _):
+        case .serialized(let task, let object, let error, _, _):
             yield(.didComplete(task, error.map { .failure($0) } ?? .success(object)))
         default: break
         }
@@ -145,7 +149,7 @@ final class SessionEventSink: Sendable {
             }
         case .completed(let task, let metrics, let error):
             if let metrics { toMonitors { $0.task(task, didCompleteWith: metrics, error: error) } }
-        case .serialized(let task, let object, let error, _):
+        case .serialized(let task, let object, let error, _, _):
             let result: Result<(any Sendable)?, any Error> = error.map { .failure($0) } ?? .success(object)
             toMonitors { $0.task(task, didSerializeResponse: result) }
         case .movedDownload, .failedToMoveDownload:
@@ -190,4 +194,92 @@ final class SessionEventSink: Sendable {
             entry.queue.async { call(monitor) }
         }
     }
+}
+
+/// The user info of `Notification.Name.taskDidComplete`, built for every task that completes, so built
+/// without hashing a key.
+///
+/// The keys a completion can carry are fixed (``SessionNotificationKey``), and only nine combinations occur. Each
+/// has a template dictionary made once, with the positions of its keys; a completion copies its template (the copy
+/// keeps the template's buckets, so nothing is hashed again) and sets the values at those positions. Hashing the
+/// long AFNetworking key strings for every task cost more than posting the notification.
+enum CompletionUserInfo {
+    /// What a task's kind adds to the serializer, object and error.
+    enum Payload: Sendable {
+        case none
+        /// A data task's body (``SessionNotificationKey/responseData``).
+        case responseData(Data)
+        /// A download's file (``SessionNotificationKey/assetPath``).
+        case assetPath(URL)
+    }
+
+    /// The user info for a task that completed with `object` or `error` and took `metrics`.
+    static func make(
+        serializer: any ResponseSerializer, object: (any Sendable)?, error: (any Error)?, payload: Payload,
+        metrics: TaskMetrics?
+    ) -> [AnyHashable: Any] {
+        let outcome: Int
+        let outcomeValue: Any?
+        if let error {
+            (outcome, outcomeValue) = (2, error)
+        } else if let object {
+            (outcome, outcomeValue) = (1, object)
+        } else {
+            (outcome, outcomeValue) = (0, nil)
+        }
+        let payloadValue: Any?
+        let kind: Int
+        switch payload {
+        case .none: (kind, payloadValue) = (0, nil)
+        case .responseData(let data): (kind, payloadValue) = (1, data)
+        case .assetPath(let url): (kind, payloadValue) = (2, url)
+        }
+        let template = templates[kind * 3 + outcome]
+        var info = template.info
+        info.values[template.serializer] = serializer
+        if let metrics {
+            info.values[template.metrics] = metrics
+        } else {
+            info[SessionNotificationKey.sessionTaskMetrics] = nil
+        }
+        if let index = template.payload, let payloadValue { info.values[index] = payloadValue }
+        if let index = template.outcome, let outcomeValue { info.values[index] = outcomeValue }
+        return info
+    }
+
+    private struct Template {
+        let info: [AnyHashable: Any]
+        let serializer: Dictionary<AnyHashable, Any>.Index
+        let metrics: Dictionary<AnyHashable, Any>.Index
+        let payload: Dictionary<AnyHashable, Any>.Index?
+        let outcome: Dictionary<AnyHashable, Any>.Index?
+
+        init(payloadKey: String?, outcomeKey: String?) {
+            var info: [AnyHashable: Any] = [
+                SessionNotificationKey.responseSerializer: (), SessionNotificationKey.sessionTaskMetrics: (),
+            ]
+            if let payloadKey { info[payloadKey] = () }
+            if let outcomeKey { info[outcomeKey] = () }
+            self.info = info
+            func index(of key: String?) -> Dictionary<AnyHashable, Any>.Index? {
+                key.flatMap { key in info.indices.first { info.keys[$0] == AnyHashable(key) } }
+            }
+            serializer = index(of: SessionNotificationKey.responseSerializer) ?? info.startIndex
+            metrics = index(of: SessionNotificationKey.sessionTaskMetrics) ?? info.startIndex
+            payload = index(of: payloadKey)
+            outcome = index(of: outcomeKey)
+        }
+    }
+
+    /// Indexed by payload kind × 3 + outcome (0 none, 1 object, 2 error).
+    ///
+    /// `nonisolated(unsafe)`: `[AnyHashable: Any]` is not `Sendable`, but these values are made once and never
+    /// mutated; every use copies one.
+    nonisolated(unsafe) private static let templates: [Template] = {
+        let payloadKeys = [nil, SessionNotificationKey.responseData, SessionNotificationKey.assetPath]
+        let outcomeKeys = [nil, SessionNotificationKey.serializedResponse, SessionNotificationKey.error]
+        return payloadKeys.flatMap { payloadKey in
+            outcomeKeys.map { Template(payloadKey: payloadKey, outcomeKey: $0) }
+        }
+    }()
 }

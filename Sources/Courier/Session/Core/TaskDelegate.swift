@@ -75,7 +75,9 @@ final class TaskDelegate: Sendable {
     var consumerIsBehind: Bool { stream?.holdsUntakenChunk ?? false }
 
     func didSend(totalBytesSent: Int64) {
-        report(state.withLock { $0.sent(total: totalBytesSent) }, to: uploadProgressHandler)
+        report(
+            state.withLock { $0.sent(total: totalBytesSent, watched: uploadProgressHandler != nil) },
+            to: uploadProgressHandler)
     }
 
     /// Counts a chunk of the body, keeps it in memory or writes it to the download file (on ``BlockingIO``'s
@@ -88,13 +90,17 @@ final class TaskDelegate: Sendable {
 
     /// ``didReceive(_:into:)`` for a chunk already in memory that is kept or not (a cached response's is).
     func didReceive(_ chunk: Data, keep: Bool) {
-        report(state.withLock { $0.received(chunk, keep: keep) }, to: downloadProgressHandler)
+        report(
+            state.withLock { $0.received(chunk, keep: keep, watched: downloadProgressHandler != nil) },
+            to: downloadProgressHandler)
     }
 
     /// Ends progress; after a success, first reports each direction's final value (fraction 1).
     func finishProgress(succeeded: Bool) {
         let (upload, download, streams) = state.withLock {
-            $0.finishProgress(succeeded: succeeded, hadUpload: uploadBody != nil)
+            $0.finishProgress(
+                succeeded: succeeded, hadUpload: uploadBody != nil,
+                watched: (uploadProgressHandler != nil, downloadProgressHandler != nil))
         }
         report(upload, to: uploadProgressHandler)
         report(download, to: downloadProgressHandler)

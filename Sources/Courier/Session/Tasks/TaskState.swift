@@ -9,8 +9,8 @@ import Foundation
 /// task's one lock (the session's `TaskDelegate` shares that lock); each transition is one call under it and returns
 /// what must be done outside it (progress to report, waiters to release), so a transition never calls out.
 ///
-/// Invariants: each count is kept in one field and moved by one transition (bytes by ``sent(total:)`` and
-/// ``received(_:keep:now:)``, requests by ``beginExchange(request:)``, redirects by ``followedRedirect()``, retries
+/// Invariants: each count is kept in one field and moved by one transition (bytes by ``sent(total:watched:)`` and
+/// ``received(_:keep:watched:now:)``, requests by ``beginExchange(request:)``, redirects by ``followedRedirect()``, retries
 /// by ``retried()``); ``complete(error:end:)`` succeeds once and freezes the metrics; the idle clock does not run
 /// while the task is suspended, waits for its consumer or waits out a retry's delay.
 struct TaskState {
@@ -51,7 +51,7 @@ struct TaskState {
     private(set) var download = ProgressMeter()
     private var uploadStreams: [AsyncStream<TaskProgress>.Continuation] = []
     private var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
-    /// Set by ``finishProgress(succeeded:hadUpload:)``: a stream added later ends at once.
+    /// Set by ``finishProgress(succeeded:hadUpload:watched:)``: a stream added later ends at once.
     private var progressEnded = false
     /// The download's file: made for a download task, or when a response turns a task into one.
     var downloadFile: DownloadFile?
@@ -203,10 +203,12 @@ struct TaskState {
     }
 
     /// `total` request-body bytes have gone out; returns the progress to report, if it is time.
-    mutating func sent(total: Int64) -> ProgressReport? {
+    mutating func sent(total: Int64, watched: Bool) -> ProgressReport? {
         clocks.lastActivity = .now
         bytesSent = total
-        return upload.update(completed: total).map { ProgressReport(progress: $0, streams: uploadStreams) }
+        return upload.update(completed: total, watched: watched || !uploadStreams.isEmpty).map {
+            ProgressReport(progress: $0, streams: uploadStreams)
+        }
     }
 
     /// A response is about to deliver its body: `expected` bytes in all (counting a resumed download's), of which
@@ -222,13 +224,16 @@ struct TaskState {
     }
 
     /// A chunk of the body arrived; kept in memory when `keep`. Returns the progress to report, if it is time.
-    mutating func received(_ chunk: Data, keep: Bool, now: ContinuousClock.Instant = .now) -> ProgressReport? {
+    /// `watched`: the direction has a progress closure (its streams are known here).
+    mutating func received(_ chunk: Data, keep: Bool, watched: Bool, now: ContinuousClock.Instant = .now)
+        -> ProgressReport?
+    {
         clocks.lastActivity = now
         bytesReceived += Int64(chunk.count)
         // A collected body arrives as one chunk: keep it rather than copy it into an empty buffer.
         if keep { if data.isEmpty { data = chunk } else { data.append(chunk) } }
-        let completed = download.progress.completed + Int64(chunk.count)
-        return download.update(completed: completed, now: now).map {
+        let completed = download.completedCount + Int64(chunk.count)
+        return download.update(completed: completed, now: now, watched: watched || !downloadStreams.isEmpty).map {
             ProgressReport(progress: $0, streams: downloadStreams)
         }
     }
@@ -242,18 +247,103 @@ struct TaskState {
 
     /// Ends progress: after a success, each direction's final value (fraction 1) to report (an upload's only when it
     /// had a body or reported); the streams to finish either way, which are dropped.
-    mutating func finishProgress(succeeded: Bool, hadUpload: Bool) -> (
+    mutating func finishProgress(succeeded: Bool, hadUpload: Bool, watched: (upload: Bool, download: Bool)) -> (
         upload: ProgressReport?, download: ProgressReport?, streams: [AsyncStream<TaskProgress>.Continuation]
     ) {
         var reports: (upload: ProgressReport?, download: ProgressReport?) = (nil, nil)
         if succeeded {
             if hadUpload || upload.hasReported {
-                reports.upload = upload.finish().map { ProgressReport(progress: $0, streams: uploadStreams) }
+                reports.upload = upload.finish(watched: watched.upload || !uploadStreams.isEmpty).map {
+                    ProgressReport(progress: $0, streams: uploadStreams)
+                }
             }
-            reports.download = download.finish().map { ProgressReport(progress: $0, streams: downloadStreams) }
+            reports.download = download.finish(watched: watched.download || !downloadStreams.isEmpty).map {
+                ProgressReport(progress: $0, streams: downloadStreams)
+            }
         }
         defer { (uploadStreams, downloadStreams, progressEnded) = ([], [], true) }
         return (reports.upload, reports.download, uploadStreams + downloadStreams)
+    }
+}
+
+/// One direction's progress of one task: the counts so far, when they were last reported, and the rate.
+///
+/// Reports are throttled to ``TaskProgress/reportingInterval``; the first report, a report that reaches the total
+/// and the final report are never dropped. The counts are kept as plain numbers and made into a ``TaskProgress``
+/// only for a report or a read, and only a watched direction reports: most transfers have nobody watching.
+struct ProgressMeter {
+    private var completed: Int64 = 0
+    private var total: Int64 = -1
+    private var throughput: Double = 0
+    private var estimatedTimeRemaining: TimeInterval?
+    private var startedAt: ContinuousClock.Instant?
+    private var startedWith: Int64 = 0
+    private var lastReport: ContinuousClock.Instant?
+    private var lastReported: (completed: Int64, total: Int64)?
+
+    /// The current value.
+    var progress: TaskProgress {
+        TaskProgress(
+            completed: completed, total: total, throughput: throughput, estimatedTimeRemaining: estimatedTimeRemaining)
+    }
+
+    /// Bytes transferred so far.
+    var completedCount: Int64 { completed }
+
+    /// Sets the expected total.
+    mutating func expect(total: Int64) {
+        self.total = total
+    }
+
+    /// Sets the bytes already done before this transfer started (a resumed download's file on disk).
+    mutating func start(at completed: Int64) {
+        self.completed = completed
+        startedWith = completed
+    }
+
+    /// Records `completed` bytes; returns the value to report, or `nil` when it is too soon since the last one or
+    /// nobody `watches`.
+    mutating func update(completed: Int64, now: ContinuousClock.Instant = .now, watched: Bool = true) -> TaskProgress? {
+        if startedAt == nil { startedAt = now }
+        self.completed = completed
+        refreshRate(now: now)
+        guard watched else { return nil }
+        let reachedTotal = total >= 0 && completed >= total
+        if let lastReport, now - lastReport < TaskProgress.reportingInterval, !reachedTotal { return nil }
+        return report(now: now)
+    }
+
+    /// The last value of a successful transfer: the total becomes the bytes actually moved, so the fraction is
+    /// exactly 1 (a decompressed body is longer than its `Content-Length`). `nil` when that was already reported or
+    /// nobody `watches`.
+    mutating func finish(now: ContinuousClock.Instant = .now, watched: Bool = true) -> TaskProgress? {
+        total = completed
+        estimatedTimeRemaining = 0
+        guard watched else { return nil }
+        if let lastReported, lastReported.completed == completed, lastReported.total == total { return nil }
+        return report(now: now)
+    }
+
+    /// Whether anything was reported at all.
+    var hasReported: Bool { lastReport != nil }
+
+    private mutating func report(now: ContinuousClock.Instant) -> TaskProgress {
+        lastReport = now
+        lastReported = (completed, total)
+        return progress
+    }
+
+    private mutating func refreshRate(now: ContinuousClock.Instant) {
+        guard let startedAt else { return }
+        let elapsed = now - startedAt
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        guard seconds > 0 else { return }
+        throughput = Double(completed - startedWith) / seconds
+        if total >= 0, throughput > 0 {
+            estimatedTimeRemaining = Double(max(0, total - completed)) / throughput
+        } else {
+            estimatedTimeRemaining = nil
+        }
     }
 }
 
