@@ -231,9 +231,18 @@ public final class NIOTransport: Transport {
     public func startCollecting(
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse? {
-        guard try trustGate(for: request) == nil, request.body.map({ $0.data != nil }) ?? true else { return nil }
+        guard request.body.map({ $0.data != nil }) ?? true else { return nil }
+        let client: HTTPClient
+        if let gate = try trustGate(for: request) {
+            // Once the origin's trust is settled, the gate's client takes the request at once; until then it waits
+            // for the evaluation, in `collect`.
+            guard gate.isTrusted else { return nil }
+            client = gate.client
+        } else {
+            client = try sharedClient(for: request)
+        }
         if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
-        return try start(request, on: try sharedClient(for: request), cancellation: cancellation, activity: activity)
+        return try start(request, on: client, cancellation: cancellation, activity: activity)
     }
 
     private func start(
@@ -266,9 +275,8 @@ public final class NIOTransport: Transport {
         // AsyncHTTPClient requires a delegate's loop to belong to the client's group.
         // One exchange at a time stays on one loop (its connection is then reused without a hop); with others in
         // flight, exchanges are spread over the group's loops, as AsyncHTTPClient spreads its own.
-        let loop =
-            alone && client.eventLoopGroup === group
-            ? preferredLoop : client.eventLoopGroup.next()
+        let pinned = alone && client.eventLoopGroup === group
+        let loop = pinned ? preferredLoop : client.eventLoopGroup.next()
         let inFlight = collectedInFlight
         let pool = http1Pool
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
@@ -306,17 +314,21 @@ public final class NIOTransport: Transport {
             guard let outgoing else { return }
             let gatherer = NIOBodyGatherer(
                 method: method, maximumBodySize: maximumBodySize, activity: activity, smallHead: smallHead)
-            let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: .delegate(on: loop))
+            // With others in flight, AsyncHTTPClient picks the loop: its delegate then runs on the connection's
+            // loop, one HTTP/2 connection's for all of an origin's streams, instead of hopping to another loop and
+            // back for every callback (measured on HTTP/2 at c=32: 0.72x → 0.78x raw AsyncHTTPClient).
+            let preference: HTTPClient.EventLoopPreference = pinned ? .delegate(on: loop) : .indifferent
+            let exchange = client.execute(request: outgoing, delegate: gatherer, eventLoop: preference)
             cancellation.onCancel { exchange.cancel() }
             exchange.futureResult.whenComplete { result in
                 finish(result.mapError { $0 as any Error }, sawHead: gatherer.sawHead, attempt: attempt)
             }
         }
-        if head != nil {
+        if head != nil || !pinned {
             run(0)
         } else {
-            // Started on the event loop itself, so that registering for the result is not a second cross-thread
-            // wake-up of a loop that is waiting for the socket.
+            // Alone, started on the event loop itself, so that registering for the result is not a second
+            // cross-thread wake-up of a loop that is waiting for the socket.
             loop.execute { run(0) }
         }
         return pending

@@ -98,12 +98,15 @@ final class NIOTrustGate: Sendable {
         try? await client.shutdown()
     }
 
+    /// Whether a leaf of this origin has passed the policy (and none has failed since).
+    var isTrusted: Bool { !accepted.leaves.withLock { $0.isEmpty } }
+
     /// Returns once a leaf of this origin has passed the policy; evaluates (one handshake) when none has.
     ///
     /// - Throws: ``CourierError/serverTrustEvaluationFailed(host:reason:)`` when the chain fails the policy;
     ///   connection errors as NIO reports them.
     func ensureTrusted() async throws {
-        if !accepted.leaves.withLock({ $0.isEmpty }) { return }
+        if isTrusted { return }
         let task = probe.withLock { running -> Task<Void, any Error> in
             if let running { return running }
             let task = Task { try await self.evaluateOnce() }
