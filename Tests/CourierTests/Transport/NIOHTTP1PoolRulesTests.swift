@@ -197,4 +197,120 @@ struct NIOHTTP1PoolRulesTests {
         let late = rules.connectionGone(from: "a", connection: connection)
         #expect(late == nil)
     }
+
+    // MARK: Negotiated origins (TLS that offers HTTP/2)
+
+    private func negotiated(_ rules: inout Rules, _ exchange: Exchange = Exchange(), now: NIODeadline? = nil)
+        -> Rules.Step
+    {
+        rules.execute(exchange, origin: "h", now: now ?? start, negotiates: true) { _ in true }.step
+    }
+
+    @Test("While the first handshake of an origin that may speak HTTP/2 is under way, nothing else opens")
+    func oneConnectionWhileNegotiating() {
+        var rules = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        let steps = (0..<4).map { _ in negotiated(&rules) }
+        #expect(steps.map(isConnect) == [true, false, false, false])
+        #expect(steps.map(isWait) == [false, true, true, true])
+    }
+
+    @Test("An HTTP/2 connection takes the waiters as streams up to its limit; an ended stream hands its place on")
+    func http2TakesWaitersUpToItsStreamLimit() {
+        var rules = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        _ = negotiated(&rules)
+        let waiters = (0..<3).map { _ in Exchange() }
+        for waiter in waiters { _ = negotiated(&rules, waiter) }
+        let connection = Connection()
+        let opened = rules.opened(connection, origin: "h", streamLimit: 2)
+        #expect(opened.isOpen)
+        #expect(opened.run.map(ObjectIdentifier.init) == [ObjectIdentifier(waiters[0])])
+        #expect(opened.connect.isEmpty)
+        let queued = Exchange()
+        #expect(isWait(negotiated(&rules, queued)))  // two streams run: the limit
+        guard case .run(let next) = rules.streamEnded(on: connection, origin: "h", now: start) else {
+            Issue.record("an ended stream did not hand its place to the first waiter")
+            return
+        }
+        #expect(next === waiters[1])
+        let more = rules.streamLimitChanged(connection, origin: "h", to: 4)
+        #expect(more.map(ObjectIdentifier.init) == [ObjectIdentifier(waiters[2]), ObjectIdentifier(queued)])
+        #expect(isWait(negotiated(&rules)))  // four streams run
+    }
+
+    @Test("A server that allows a million streams gets at most maximumStreamLimit at once")
+    func streamLimitIsCapped() {
+        var rules = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        _ = negotiated(&rules)
+        let connection = Connection()
+        _ = rules.opened(connection, origin: "h", streamLimit: 1_000_000)
+        var running = 1
+        while connectionOf(negotiated(&rules)) === connection { running += 1 }
+        #expect(running == Rules.maximumStreamLimit)
+    }
+
+    @Test("A handshake that chose HTTP/1.1 lets the waiters open connections of their own, up to the maximum")
+    func http1HandshakeReleasesWaiters() {
+        var rules = Rules(maximumPerOrigin: 3, idleTimeout: .seconds(60))
+        _ = negotiated(&rules)
+        let waiters = (0..<4).map { _ in Exchange() }
+        for waiter in waiters { _ = negotiated(&rules, waiter) }
+        let opened = rules.opened(Connection(), origin: "h", streamLimit: nil)
+        #expect(opened.connect.map(ObjectIdentifier.init) == waiters.prefix(2).map(ObjectIdentifier.init))
+        #expect(opened.run.isEmpty)
+        // Known to speak HTTP/1.1 now: a freed place goes to the next waiter, and nothing waits for a negotiation
+        // again.
+        #expect(rules.connectionGone(from: "h", connection: nil) === waiters[2])
+        #expect(rules.connectionGone(from: "h", connection: nil) === waiters[3])
+        _ = rules.connectionGone(from: "h", connection: nil)
+        #expect(isConnect(negotiated(&rules)))
+        #expect(isWait(negotiated(&rules)))  // three open or opening again
+    }
+
+    @Test("GOAWAY: the connection takes no new streams, a waiter opens the next one, and its close counts once")
+    func goAwayMovesOn() {
+        var rules = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        _ = negotiated(&rules)
+        let old = Connection()
+        _ = rules.opened(old, origin: "h", streamLimit: 1)
+        let waiter = Exchange()
+        #expect(isWait(negotiated(&rules, waiter)))
+        let next = rules.stopsTakingStreams(old, origin: "h")
+        #expect(next === waiter)
+        #expect(isWait(negotiated(&rules)))  // negotiating again
+        // The old connection's last stream ends, then it closes: neither reaches the new one's count.
+        guard case .idle = rules.streamEnded(on: old, origin: "h", now: start) else {
+            Issue.record("a stream of a connection that takes no new ones handed its place on")
+            return
+        }
+        #expect(rules.connectionGone(from: "h", connection: old) == nil)
+        #expect(rules.connectionGone(from: "h", connection: old) == nil)  // reported twice, counted once
+        let new = Connection()
+        let opened = rules.opened(new, origin: "h", streamLimit: 10)
+        #expect(opened.run.count == 1)  // the exchange that waited during the negotiation
+        #expect(rules.connections.map(ObjectIdentifier.init) == [ObjectIdentifier(new)])
+    }
+
+    @Test("An HTTP/2 connection without streams expires after the idle timeout, by the sweep or when next asked")
+    func idleHTTP2ConnectionExpires() {
+        var rules = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        _ = negotiated(&rules)
+        let connection = Connection()
+        _ = rules.opened(connection, origin: "h", streamLimit: 10)
+        guard case .idle(startSweep: true) = rules.streamEnded(on: connection, origin: "h", now: start) else {
+            Issue.record("the last stream's end did not leave the connection idle with a sweep")
+            return
+        }
+        #expect(rules.expireIdle(olderThan: start).isEmpty)
+        let later = start + .seconds(61)
+        let (step, stale) = rules.execute(Exchange(), origin: "h", now: later, negotiates: true) { _ in true }
+        #expect(stale.map(ObjectIdentifier.init) == [ObjectIdentifier(connection)])
+        #expect(isConnect(step))
+
+        var swept = Rules(maximumPerOrigin: 8, idleTimeout: .seconds(60))
+        _ = negotiated(&swept)
+        _ = swept.opened(connection, origin: "h", streamLimit: 10)
+        _ = swept.streamEnded(on: connection, origin: "h", now: start)
+        let expired = swept.expireIdle(olderThan: start + .seconds(1))
+        #expect(expired.map(ObjectIdentifier.init) == [ObjectIdentifier(connection)])
+    }
 }
