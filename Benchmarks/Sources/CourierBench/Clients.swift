@@ -177,7 +177,7 @@ enum OnNIO: CourierTransportKind {
 enum OnNIOThroughAsyncHTTPClient: CourierTransportKind {
     static func makeTransport() -> any Transport {
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = false
+        configuration.usesOwnConnections = false
         return NIOTransport(configuration: configuration)
     }
 }

@@ -12,7 +12,7 @@ import Testing
 /// the hostile server's leftovers instead.
 ///
 /// The paths (``ExchangePath``): an `async` call of plain `http` whose body nobody watches is collected by
-/// ``NIOTransport`` on Courier's own HTTP/1.1 pool; with ``NIOTransport/Configuration/usesOwnHTTP1Connections`` off
+/// ``NIOTransport`` on Courier's own HTTP/1.1 pool; with ``NIOTransport/Configuration/usesOwnConnections`` off
 /// the same call is collected by AsyncHTTPClient; a session hook that watches the body's chunks
 /// (``SessionHooks/didReceiveData``) makes the session stream it through ``Transport/send(_:)``, AsyncHTTPClient's
 /// streaming API; and ``URLSessionTransport`` collects through its `send`.
@@ -32,7 +32,7 @@ struct HostilePathTests {
             name: "AsyncHTTPClient, collected",
             make: {
                 var configuration = NIOTransport.Configuration()
-                configuration.usesOwnHTTP1Connections = false
+                configuration.usesOwnConnections = false
                 return NIOTransport(configuration: configuration)
             }, streams: false)
         static let asyncHTTPClientStreaming = ExchangePath(
@@ -228,7 +228,7 @@ struct HostilePathTests {
         // enough for all of them to be waiting, and brings a second response with it.
         var configuration = NIOTransport.Configuration()
         configuration.maximumConnectionsPerHost = 1
-        configuration.usesOwnHTTP1Connections = path.name == ExchangePath.ownPool.name
+        configuration.usesOwnConnections = path.name == ExchangePath.ownPool.name
         let server = try await FaultServer.start(
             .script { head in
                 if head.hasPrefix("GET /first ") {

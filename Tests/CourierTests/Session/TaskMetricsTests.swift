@@ -36,7 +36,7 @@ import Testing
     func ownConnectionsNewThenReused() async throws {
         let server = try await ScriptedServer.start([.init(status: 200, body: "twelve bytes")])
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = true  // whatever the suite's default
+        configuration.usesOwnConnections = true  // whatever the suite's default
         let transport = NIOTransport(configuration: configuration)
         let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
         defer { manager.invalidate(cancelingTasks: true) }
@@ -117,7 +117,7 @@ import Testing
             .init(status: 200, headers: [("X-Courier-Connection", "r 0 TLSv1.0 h2")], body: "ok")
         ])
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = false  // AsyncHTTPClient's connections carry the reporter
+        configuration.usesOwnConnections = false  // AsyncHTTPClient's connections carry the reporter
         let transport = NIOTransport(configuration: configuration)
         let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
         let response = try await manager.send(
@@ -174,9 +174,11 @@ import Testing
         Self.expectOrdered(new, connect: true)
         Self.expectOrdered(reused, connect: true)
         #expect(new.countOfResponseBodyBytesReceived == first.data.count)
-        // The streamed exchange: the session saw its body end.
+        // The streamed exchange: the session saw its body end. It runs on AsyncHTTPClient's pool; the collected ones
+        // ran there too only with the own connections off, so only then is its connection a reused one.
         let streamedTransaction = try #require(streamedMetrics.transactionMetrics.first)
-        #expect(streamedTransaction.isReusedConnection)
+        #expect(streamedTransaction.isReusedConnection == !transportConfiguration.usesOwnConnections)
+        #expect(streamedTransaction.negotiatedTLSProtocolVersion == "TLSv1.3")
         #expect(streamedTransaction.networkProtocolName == protocolName)
         #expect(streamedTransaction.responseEndDate != nil)
         #expect(streamedTransaction.countOfResponseBodyBytesReceived == Int64(streamedBytes))

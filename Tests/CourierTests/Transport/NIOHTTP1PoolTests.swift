@@ -23,7 +23,7 @@ import Testing
     private func transport(maximumConnections: Int = 32, own: Bool = true) -> NIOTransport {
         var configuration = NIOTransport.Configuration()
         configuration.maximumConnectionsPerHost = maximumConnections
-        configuration.usesOwnHTTP1Connections = own
+        configuration.usesOwnConnections = own
         return NIOTransport(configuration: configuration)
     }
 
@@ -185,11 +185,11 @@ import Testing
         try await server.stop()
     }
 
-    @Test("With usesOwnHTTP1Connections off, collected exchanges go through AsyncHTTPClient and still work")
+    @Test("With usesOwnConnections off, collected exchanges go through AsyncHTTPClient and still work")
     func switchedOff() async throws {
         let server = try await FaultServer.start(.countingConnections)
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = false
+        configuration.usesOwnConnections = false
         let transport = NIOTransport(configuration: configuration)
         for _ in 0..<3 { #expect(try await collect(transport, server.baseURL).1 == Data("hello".utf8)) }
         #expect(server.requestHeads.allSatisfy { $0.lowercased().contains("host: 127.0.0.1") })

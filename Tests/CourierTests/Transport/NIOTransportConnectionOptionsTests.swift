@@ -18,7 +18,7 @@ struct NIOTransportConnectionOptionsTests {
 
     private static func fetch(_ url: URL, configuration: NIOTransport.Configuration, path: Path) async throws -> Data {
         var configuration = configuration
-        configuration.usesOwnHTTP1Connections = path == .ownPool
+        configuration.usesOwnConnections = path == .ownPool
         let transport = NIOTransport(configuration: configuration)
         defer { Task { await transport.shutdown() } }
         return try await fetch(url, on: transport, streamed: path == .clientStreamed)

@@ -55,7 +55,7 @@ struct NIOTransportSharedResourcesTests {
         let server = try await FaultServer.start(.countingConnections)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = ownConnections
+        configuration.usesOwnConnections = ownConnections
         let transport = NIOTransport(configuration: configuration, eventLoopGroup: group)
         for _ in 0..<3 {
             let (body, onGroup, calls) = try await Self.collect(server.baseURL, on: transport, group: group)
@@ -104,7 +104,7 @@ struct NIOTransportSharedResourcesTests {
         }
         let client = HTTPClient(eventLoopGroup: group, configuration: settings)
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = false
+        configuration.usesOwnConnections = false
         let transport = NIOTransport(configuration: configuration, httpClient: client)
         let (body, onGroup, _) = try await Self.collect(server.baseURL, on: transport, group: group)
         #expect(body == Data("hello".utf8))
@@ -142,7 +142,7 @@ struct NIOTransportSharedResourcesTests {
         // AsyncHTTPClient's default configuration follows redirects.
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         var configuration = NIOTransport.Configuration()
-        configuration.usesOwnHTTP1Connections = false
+        configuration.usesOwnConnections = false
         let transport = NIOTransport(configuration: configuration, httpClient: client)
         let request = TransportRequest(method: "GET", url: server.baseURL.appendingPathComponent("start"))
         let error = await #expect(throws: CourierError.self) {

@@ -3,30 +3,62 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 
-/// One connection of ``NIOHTTP1Pool``: a channel that runs one exchange at a time, kept open between exchanges
-/// while the server allows it.
+/// What runs an exchange and can give up on its response when the exchange is cancelled: a connection, or an HTTP/2
+/// stream.
+protocol NIOExchangeCarrier: AnyObject, Sendable {
+    /// Closes what carries the exchange if the exchange was finished (cancelled) before its response ended.
+    func abandonFinishedExchange()
+}
+
+/// One connection of ``NIOHTTP1Pool``: plain or TLS, HTTP/1.1 (one exchange at a time, kept open between exchanges
+/// while the server allows it) or HTTP/2 (each exchange a stream, ``NIOHTTP2Streams``).
 ///
-/// Everything about the exchange in flight lives in the channel's ``NIOHTTP1ExchangeHandler``, touched only on the
-/// channel's event loop; this object is what the pool holds and hands exchanges to, from any thread.
-final class NIOHTTP1Connection: Sendable {
+/// Everything about an exchange in flight lives in its ``NIOHTTP1ExchangeHandler``, touched only on the channel's
+/// event loop; this object is what the pool holds and hands exchanges to, from any thread.
+final class NIOHTTP1Connection: NIOExchangeCarrier {
     let channel: any Channel
     let origin: NIOHTTP1Target.Origin
-    private let handler: NIOLoopBound<NIOHTTP1ExchangeHandler>
+    private let protocolHandler: Spoken
 
-    /// Wraps a connected channel set up by ``configure(_:decompressionLimit:)``, whose connecting began at
-    /// `connectStart`. Call on the channel's loop.
+    private enum Spoken: Sendable {
+        case http1(NIOLoopBound<NIOHTTP1ExchangeHandler>)
+        case http2(NIOHTTP2Streams)
+    }
+
+    /// Wraps a connected HTTP/1.1 channel set up by ``configure(_:decompressionLimit:)``, whose connecting began
+    /// at `connectStart`. Call on the channel's loop.
     init(channel: any Channel, origin: NIOHTTP1Target.Origin, connectStart: Date) throws {
         self.channel = channel
         self.origin = origin
         let handler = try channel.pipeline.syncOperations.handler(type: NIOHTTP1ExchangeHandler.self)
         handler.connected = (connectStart, Date())
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        handler.tlsVersion = NIOConnectionReporter.tlsVersion(of: channel.pipeline.syncOperations)
+        protocolHandler = .http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
+    }
+
+    /// Wraps a connected channel that speaks HTTP/2 through `streams`.
+    init(channel: any Channel, origin: NIOHTTP1Target.Origin, streams: NIOHTTP2Streams) {
+        self.channel = channel
+        self.origin = origin
+        protocolHandler = .http2(streams)
+    }
+
+    /// The HTTP/2 streams, when the connection speaks HTTP/2.
+    var streams: NIOHTTP2Streams? {
+        if case .http2(let streams) = protocolHandler { return streams }
+        return nil
     }
 
     /// Sets up a new channel's pipeline: NIO's HTTP/1 encoder and decoder (informational heads forwarded, so the
     /// handler skips them itself), the decompressor when asked, and the exchange handler.
     static func configure(_ channel: any Channel, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?) throws {
-        let pipeline = channel.pipeline.syncOperations
+        try configure(channel.pipeline.syncOperations, decompressionLimit: decompressionLimit)
+    }
+
+    /// ``configure(_:decompressionLimit:)`` on a pipeline, after the handlers already in it.
+    static func configure(
+        _ pipeline: ChannelPipeline.SynchronousOperations, decompressionLimit: NIOHTTPDecompression.DecompressionLimit?
+    ) throws {
         try pipeline.addHandler(HTTPRequestEncoder())
         try pipeline.addHandler(
             ByteToMessageHandler(
@@ -37,31 +69,43 @@ final class NIOHTTP1Connection: Sendable {
         try pipeline.addHandler(NIOHTTP1ExchangeHandler())
     }
 
-    /// Tells the connection what to call, on its loop, when it can take another exchange and when it has closed.
-    /// Call on the channel's loop, before the first exchange.
+    /// Tells an HTTP/1.1 connection what to call, on its loop, when it can take another exchange and when it has
+    /// closed. Call on the channel's loop, before the first exchange.
     func observe(reusable: @escaping () -> Void, closed: @escaping () -> Void) {
         // Closed before anyone could hear of it: the close is reported now, once.
         guard channel.isActive else { return closed() }
+        guard case .http1(let handler) = protocolHandler else { return }
         handler.value.onReusable = reusable
         handler.value.onClosed = closed
     }
 
-    /// Runs `exchange`, on the channel's loop.
-    func run(_ exchange: NIOHTTP1Exchange) {
-        exchange.attach(to: self)
-        let (handler, loop) = (handler, channel.eventLoop)
-        if loop.inEventLoop {
-            handler.value.start(exchange)
-        } else {
-            loop.execute { handler.value.start(exchange) }
+    /// Runs `exchange`, on the channel's loop; over HTTP/2, `streamEnded` is called once its stream is done.
+    func run(_ exchange: NIOHTTP1Exchange, streamEnded: (@Sendable () -> Void)? = nil) {
+        switch protocolHandler {
+        case .http1(let handler):
+            exchange.attach(to: self)
+            let loop = channel.eventLoop
+            if loop.inEventLoop {
+                handler.value.start(exchange)
+            } else {
+                loop.execute { handler.value.start(exchange) }
+            }
+        case .http2(let streams):
+            let ended = streamEnded ?? {}
+            let loop = channel.eventLoop
+            if loop.inEventLoop {
+                streams.run(exchange, ended: ended)
+            } else {
+                loop.execute { streams.run(exchange, ended: ended) }
+            }
         }
     }
 
     /// Closes the connection if the exchange on it was cancelled before its response ended: a half-read response
-    /// leaves it unusable.
+    /// leaves it unusable. (An HTTP/2 exchange's stream is closed instead, by its own carrier.)
     func abandonFinishedExchange() {
-        let (handler, loop) = (handler, channel.eventLoop)
-        loop.execute { handler.value.abandonFinishedExchange() }
+        guard case .http1(let handler) = protocolHandler else { return }
+        channel.eventLoop.execute { handler.value.abandonFinishedExchange() }
     }
 
     /// Closes the connection; an exchange in flight fails.
@@ -94,6 +138,10 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     /// When connecting began and when the connection was ready.
     var connected: (start: Date, ready: Date)?
+    /// The connection's TLS version, over TLS.
+    var tlsVersion: String?
+    /// On an HTTP/2 stream: its connection's facts, and the request goes out without the fields HTTP/2 forbids.
+    private let streamFacts: NIOConnectionFacts?
     /// Exchanges written so far.
     private var exchangesStarted = 0
     /// The dates of the exchange in flight.
@@ -109,6 +157,16 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     private var informational = 0
     var onReusable: (() -> Void)?
     var onClosed: (() -> Void)?
+
+    /// A handler for a connection's exchanges, one at a time.
+    init() {
+        streamFacts = nil
+    }
+
+    /// A handler for the one exchange of an HTTP/2 stream of a connection with `facts`.
+    init(stream facts: NIOConnectionFacts) {
+        streamFacts = facts
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -131,17 +189,29 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
         }
         state = .waitingForHead(exchange)
         timing = NIOExchangeTiming(requestStart: Date())
-        if let connected {
-            timing.connection = NIOConnectionFacts(
-                isReused: exchangesStarted > 0, connectStart: connected.start, ready: connected.ready,
-                tlsVersion: nil, protocolName: "http/1.1")
+        var head = exchange.head
+        if let streamFacts {
+            timing.connection = streamFacts
+            // Connection-specific fields are malformed in HTTP/2 (RFC 9113 §8.2.2); the stream carries no others.
+            for name in ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"] {
+                head.headers.remove(name: name)
+            }
+            if head.headers["te"].contains(where: { !$0.caseInsensitiveEquals("trailers") }) {
+                head.headers.remove(name: "te")
+            }
+        } else {
+            if let connected {
+                timing.connection = NIOConnectionFacts(
+                    isReused: exchangesStarted > 0, connectStart: connected.start, ready: connected.ready,
+                    tlsVersion: tlsVersion, protocolName: "http/1.1")
+            }
+            requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
+                $0.caseInsensitiveEquals("close")
+            }
         }
         exchangesStarted += 1
         informational = 0
-        requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
-            $0.caseInsensitiveEquals("close")
-        }
-        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body = exchange.body {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
@@ -199,7 +269,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             }
             state = .receivingBody(exchange, head, nil)
             timing.responseStart = Date()
-            if head.version != .http1_1 {
+            if head.version.major == 1, head.version != .http1_1 {
                 timing.connection?.protocolName = "http/\(head.version.major).\(head.version.minor)"
             }
             if let smallHead = exchange.smallHead,

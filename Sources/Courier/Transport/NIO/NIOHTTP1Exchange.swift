@@ -16,8 +16,8 @@ struct NIOHTTP1Exchange: Sendable, NIOHTTP1PoolWaiter {
 
     private struct State {
         var finish: Finish?
-        /// The connection running the exchange, once it has one.
-        var connection: NIOHTTP1Connection?
+        /// The connection or stream running the exchange, once it has one.
+        var carrier: (any NIOExchangeCarrier)?
     }
 
     let head: HTTPRequestHead
@@ -57,16 +57,16 @@ struct NIOHTTP1Exchange: Sendable, NIOHTTP1PoolWaiter {
         finish?(result, sawHead)
     }
 
-    /// Records the connection that runs the exchange, so a cancellation can close it.
-    func attach(to connection: NIOHTTP1Connection) {
-        state.withLock { $0.connection = connection }
+    /// Records the connection or stream that runs the exchange, so a cancellation can close it.
+    func attach(to carrier: any NIOExchangeCarrier) {
+        state.withLock { $0.carrier = carrier }
     }
 
     /// Fails the exchange as cancelled and has its connection, if any, give up on the response.
     private func cancel() {
         let (finish, connection) = state.withLock { state in
             defer { state.finish = nil }
-            return (state.finish, state.connection)
+            return (state.finish, state.carrier)
         }
         guard let finish else { return }
         finish(.failure(CourierError.cancelled(context: CourierError.Context())), false)
@@ -77,10 +77,12 @@ struct NIOHTTP1Exchange: Sendable, NIOHTTP1PoolWaiter {
 /// What the pool needs of a request's URL: where to connect, the request target and the `Host` field. Made once per
 /// method and URL and kept (see ``NIOTransport``'s templates), since it reads the URL's text.
 struct NIOHTTP1Target: Sendable {
-    /// Host and port of the connection; the pool keeps connections per origin.
+    /// Host and port of the connection, and for `https` how it makes TLS; the pool keeps connections per origin.
     struct Origin: Hashable, Sendable {
         var host: String
         var port: Int
+        /// Set by the transport for an `https` URL (the target itself knows only that it needs one).
+        var tls: NIOTLSProfile?
     }
 
     let origin: Origin
@@ -89,13 +91,25 @@ struct NIOHTTP1Target: Sendable {
     /// The `Host` field: the URL's authority without user information.
     let hostField: String
 
-    /// The target of a plain `http` URL with a host, no user information and a port in range; `nil` for anything
-    /// else, which then goes through AsyncHTTPClient.
+    /// Whether the URL is `https`: the origin needs a ``NIOTLSProfile``.
+    let isSecure: Bool
+
+    /// The target of an `http` or `https` URL with a host, no user information and a port in range; `nil` for
+    /// anything else, which then goes through AsyncHTTPClient.
     init?(url: URL) {
         let text = url.absoluteString.utf8
-        guard URLCheck.isPlainHTTP(url), text.dropFirst(4).starts(with: "://".utf8) else { return nil }
-        // After `http://`: the authority runs to the first `/`, `?` or `#`.
-        let afterScheme = text.index(text.startIndex, offsetBy: 7)
+        let schemeLength: Int
+        if URLCheck.isPlainHTTP(url) {
+            schemeLength = 4
+        } else if URLCheck.isHTTPS(url) {
+            schemeLength = 5
+        } else {
+            return nil
+        }
+        guard text.dropFirst(schemeLength).starts(with: "://".utf8) else { return nil }
+        isSecure = schemeLength == 5
+        // After `http://` or `https://`: the authority runs to the first `/`, `?` or `#`.
+        let afterScheme = text.index(text.startIndex, offsetBy: schemeLength + 3)
         let authorityEnd =
             text[afterScheme...].firstIndex {
                 $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
@@ -105,7 +119,7 @@ struct NIOHTTP1Target: Sendable {
         guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")),
             let host = url.host, !host.isEmpty
         else { return nil }
-        let port = url.port ?? 80
+        let port = url.port ?? (isSecure ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
         let fragmentStart = text[authorityEnd...].firstIndex(of: UInt8(ascii: "#")) ?? text.endIndex
         let pathAndQuery = String(decoding: text[authorityEnd..<fragmentStart], as: UTF8.self)

@@ -3,13 +3,14 @@ import NIOCore
 import NIOHTTPCompression
 import NIOPosix
 
-/// ``NIOTransport``'s own HTTP/1.1 connections for collected exchanges of plain `http` requests: a pool per origin,
-/// with no state machine beyond what one exchange at a time on a keep-alive connection needs.
+/// ``NIOTransport``'s own connections for collected exchanges: a pool per origin, plain `http` or `https` (TLS with
+/// the request's security policy, ALPN choosing HTTP/2 or HTTP/1.1), with no state machine beyond what an exchange
+/// on a keep-alive connection or an HTTP/2 stream needs.
 ///
 /// AsyncHTTPClient spends more of each small exchange in its own bookkeeping (its request, task and pool state
 /// machines, logging and tracing hooks, a future per step) than in NIO's parsing and the socket; this pool does the
 /// same job in a handler and a lock, which is what lets Courier be faster than AsyncHTTPClient itself. Everything it
-/// does not cover (TLS, streamed bodies, HTTP/2) stays on AsyncHTTPClient.
+/// does not cover (streamed bodies, proxies) stays on AsyncHTTPClient.
 ///
 /// Its rules are a plain value, ``NIOHTTP1PoolRules``, behind one lock; the pool carries out their decisions.
 /// Invariant: every exchange handed to the pool is finished exactly once (its response, an error, a cancellation,
@@ -53,9 +54,12 @@ final class NIOHTTP1Pool: Sendable {
     /// `loop`, or after one of the origin's connections comes free.
     func execute(_ exchange: NIOHTTP1Exchange, origin key: NIOHTTP1Target.Origin, preferring loop: any EventLoop) {
         let now = NIODeadline.now()
+        let negotiates = key.tls?.offersHTTP2 ?? false
         let (step, stale) = state.withLock { state in
             // Connections idle past the timeout are closed rather than used (the sweep closes the rest).
-            state.rules.execute(exchange, origin: key, now: now) { $0.channel.eventLoop === loop }
+            state.rules.execute(exchange, origin: key, now: now, negotiates: negotiates) {
+                $0.channel.eventLoop === loop
+            }
         }
         for connection in stale { connection.close() }
         perform(step, origin: key, loop: loop)
@@ -64,7 +68,7 @@ final class NIOHTTP1Pool: Sendable {
     private func perform(_ step: Rules.Step, origin: NIOHTTP1Target.Origin, loop: any EventLoop) {
         switch step {
         case .run(let connection, let exchange):
-            connection.run(exchange)
+            run(exchange, on: connection)
         case .connect(let exchange):
             connect(for: exchange, origin: origin, on: loop)
         case .fail(let exchange):
@@ -72,6 +76,12 @@ final class NIOHTTP1Pool: Sendable {
         case .wait:
             break
         }
+    }
+
+    /// Runs `exchange` on `connection`; over HTTP/2, the end of its stream frees its place.
+    private func run(_ exchange: NIOHTTP1Exchange, on connection: NIOHTTP1Connection) {
+        guard connection.streams != nil else { return connection.run(exchange) }
+        connection.run(exchange) { [weak self] in self?.streamEnded(on: connection) }
     }
 
     private func connect(for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, on loop: any EventLoop) {
@@ -84,41 +94,134 @@ final class NIOHTTP1Pool: Sendable {
             connectionFailed(origin: origin)
             return exchange.finish(.failure(error), sawHead: false)
         }
+        let timeout = connectTimeout
+        let handshake = Locked<EventLoopFuture<NIOTLSNegotiation.Negotiated>?>(nil)
+        let evaluation = Locked<TrustEvaluation?>(nil)
         let connecting =
             bootstrap
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOHTTP1Connection.configure(channel, decompressionLimit: decompressionLimit)
+                    guard let tls = origin.tls else {
+                        return try NIOHTTP1Connection.configure(channel, decompressionLimit: decompressionLimit)
+                    }
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(
+                        tls.handler(host: origin.host, eventLoop: channel.eventLoop) { found in
+                            evaluation.withLock { $0 = found }
+                        })
+                    let negotiated = channel.eventLoop.makePromise(of: NIOTLSNegotiation.Negotiated.self)
+                    handshake.withLock { $0 = negotiated.futureResult }
+                    try pipeline.addHandler(
+                        NIOTLSNegotiation(promise: negotiated, timeout: timeout) { chosen, pipeline in
+                            switch chosen {
+                            case .http1:
+                                try NIOHTTP1Connection.configure(pipeline, decompressionLimit: decompressionLimit)
+                            case .http2:
+                                let facts = NIOConnectionFacts(
+                                    isReused: false, connectStart: connectStart, ready: Date(),
+                                    tlsVersion: NIOConnectionReporter.tlsVersion(of: pipeline), protocolName: "h2")
+                                let streams = try NIOHTTP2Streams.configure(
+                                    pipeline, channel: channel, decompressionLimit: decompressionLimit, facts: facts)
+                                try pipeline.addHandler(NIOHTTP2StreamsHolder(streams))
+                            }
+                        })
                 }
             }
             .connect(host: dialOptions.address(for: origin.host), port: origin.port)
         connecting.whenComplete { result in
             switch result {
             case .success(let channel):
-                do {
-                    let connection = try NIOHTTP1Connection(
-                        channel: channel, origin: origin, connectStart: connectStart)
-                    let isOpen = self.state.withLock { $0.rules.opened(connection, origin: origin) }
-                    connection.observe(
-                        reusable: { [weak self] in self?.release(connection) },
-                        closed: { [weak self] in self?.remove(connection) })
-                    guard isOpen else {
-                        connection.close()
-                        return exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
+                guard let negotiating = handshake.withLock({ $0 }) else {
+                    return self.opened(channel, for: exchange, origin: origin, connectStart: connectStart)
+                }
+                negotiating.whenComplete { negotiated in
+                    switch negotiated {
+                    case .success:
+                        self.opened(channel, for: exchange, origin: origin, connectStart: connectStart)
+                    case .failure(let error):
+                        channel.close(promise: nil)
+                        self.connectionFailed(origin: origin)
+                        // A refusal by the policy reads as one, whatever NIOSSL made of it.
+                        if let refused = evaluation.withLock({ $0 }), !refused.isTrusted {
+                            return exchange.finish(
+                                .failure(
+                                    CourierError.serverTrustEvaluationFailed(
+                                        host: origin.host, reason: refused.reason)), sawHead: false)
+                        }
+                        exchange.finish(.failure(error), sawHead: false)
                     }
-                    connection.run(exchange)
-                } catch {
-                    channel.close(promise: nil)
-                    self.connectionFailed(origin: origin)
-                    exchange.finish(.failure(error), sawHead: false)
                 }
             case .failure(let error):
                 self.connectionFailed(origin: origin)
                 exchange.finish(.failure(error), sawHead: false)
             }
         }
+    }
+
+    /// A new connection is ready (TCP, and over TLS the handshake done and the pipeline set up for its protocol):
+    /// the pool hears of it, and it runs `exchange` and whatever the pool's rules hand it. Called on its loop.
+    private func opened(
+        _ channel: any Channel, for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, connectStart: Date
+    ) {
+        let connection: NIOHTTP1Connection
+        do {
+            if let holder = try? channel.pipeline.syncOperations.handler(type: NIOHTTP2StreamsHolder.self) {
+                connection = NIOHTTP1Connection(channel: channel, origin: origin, streams: holder.streams)
+            } else {
+                connection = try NIOHTTP1Connection(channel: channel, origin: origin, connectStart: connectStart)
+            }
+        } catch {
+            channel.close(promise: nil)
+            connectionFailed(origin: origin)
+            return exchange.finish(.failure(error), sawHead: false)
+        }
+        let streams = connection.streams
+        // Until the server's settings say otherwise, the limit RFC 9113 recommends at least (§6.5.2).
+        let streamLimit = streams.map { $0.streamLimit ?? 100 }
+        let opened = state.withLock { $0.rules.opened(connection, origin: origin, streamLimit: streamLimit) }
+        if let streams {
+            streams.observe(
+                streamLimit: { [weak self] limit in self?.streamLimitChanged(connection, to: limit) },
+                goAway: { [weak self] in self?.stopsTakingStreams(connection) },
+                closed: { [weak self] in self?.remove(connection) })
+            if !channel.isActive { remove(connection) }
+        } else {
+            connection.observe(
+                reusable: { [weak self] in self?.release(connection) },
+                closed: { [weak self] in self?.remove(connection) })
+        }
+        guard opened.isOpen else {
+            connection.close()
+            return exchange.finish(.failure(ChannelError.ioOnClosedChannel), sawHead: false)
+        }
+        run(exchange, on: connection)
+        for next in opened.run { run(next, on: connection) }
+        for next in opened.connect { connect(for: next, origin: origin, on: group.next()) }
+    }
+
+    /// A stream of an HTTP/2 connection ended: the first waiter takes its place.
+    private func streamEnded(on connection: NIOHTTP1Connection) {
+        let now = NIODeadline.now()
+        let release = state.withLock { state in
+            let release = state.rules.streamEnded(on: connection, origin: connection.origin, now: now)
+            if case .idle(startSweep: true) = release { startSweep(&state) }
+            return release
+        }
+        if case .run(let next) = release { run(next, on: connection) }
+    }
+
+    /// The server of an HTTP/2 connection changed how many streams it allows at once.
+    private func streamLimitChanged(_ connection: NIOHTTP1Connection, to limit: Int) {
+        let run = state.withLock { $0.rules.streamLimitChanged(connection, origin: connection.origin, to: limit) }
+        for next in run { self.run(next, on: connection) }
+    }
+
+    /// The server of an HTTP/2 connection sent `GOAWAY`: new exchanges go to a new connection.
+    private func stopsTakingStreams(_ connection: NIOHTTP1Connection) {
+        let next = state.withLock { $0.rules.stopsTakingStreams(connection, origin: connection.origin) }
+        if let next { connect(for: next, origin: connection.origin, on: group.next()) }
     }
 
     /// A connection could not be made: the first waiter, if any, gets a try of its own.
@@ -136,7 +239,7 @@ final class NIOHTTP1Pool: Sendable {
             return release
         }
         switch release {
-        case .run(let next): connection.run(next)
+        case .run(let next): run(next, on: connection)
         case .idle: break
         case .close: connection.close()
         }
@@ -176,5 +279,16 @@ final class NIOHTTP1Pool: Sendable {
         for connection in connections {
             try? await connection.channel.close()
         }
+    }
+}
+
+/// Keeps an HTTP/2 connection's ``NIOHTTP2Streams`` in its pipeline from the handshake, where they are made, until
+/// the pool takes them; passes everything on.
+final class NIOHTTP2StreamsHolder: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let streams: NIOHTTP2Streams
+
+    init(_ streams: NIOHTTP2Streams) {
+        self.streams = streams
     }
 }

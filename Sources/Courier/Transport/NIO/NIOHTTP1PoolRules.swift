@@ -306,4 +306,3 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         return (connections, origins.values.flatMap { Array($0.waiting) })
     }
 }
-

@@ -3,8 +3,9 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// The TLS pieces of a connection made under a ``SecurityPolicy`` outside AsyncHTTPClient's pool: the trust gate's
-/// probe (``NIOTrustGate``) and WebSocket connections (``NIOWebSocketConnector``).
+/// The TLS pieces of a connection made under a ``SecurityPolicy`` outside AsyncHTTPClient's pool: the pool's own
+/// connections (``NIOTLSProfile``), the trust gate's probe (``NIOTrustGate``) and WebSocket connections
+/// (``NIOWebSocketConnector``).
 enum NIOPolicyTLS {
     /// `base` (the transport's TLS versions and cipher suites), presenting `policy`'s client certificate, if it has
     /// one.
@@ -31,13 +32,16 @@ enum NIOPolicyTLS {
     }
 
     /// NIOSSL's verification callback (it replaces NIOSSL's own checks) that evaluates `policy` over the peer's
-    /// chain for `host` and hands each evaluation, with the chain's leaf, to `record`.
+    /// chain for `host` and hands each evaluation, with the chain (leaf first, DER), to `record`. A chain for which
+    /// `accepted` says yes passes without an evaluation.
     static func verificationCallback(
         policy: SecurityPolicy, host: String, eventLoop: any EventLoop,
-        record: @escaping @Sendable (TrustEvaluation, Data?) -> Void
+        accepted: (@Sendable ([Data]) -> Bool)? = nil,
+        record: @escaping @Sendable (TrustEvaluation, [Data]) -> Void
     ) -> NIOSSLCustomVerificationCallback {
         { certificates, promise in
             let chain = certificates.compactMap { try? Data($0.toDERBytes()) }
+            if let accepted, accepted(chain) { return promise.succeed(.certificateVerified) }
             // Evaluating may read and parse the system's roots (seconds in a debug build, file I/O in any): never
             // on the event loop, which serves every other connection too.
             NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
@@ -45,7 +49,7 @@ enum NIOPolicyTLS {
             }.whenComplete { result in
                 switch result {
                 case .success(let evaluation):
-                    record(evaluation, chain.first)
+                    record(evaluation, chain)
                     promise.succeed(evaluation.isTrusted ? .certificateVerified : .failed)
                 case .failure:
                     promise.succeed(.failed)

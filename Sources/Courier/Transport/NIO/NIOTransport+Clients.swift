@@ -78,6 +78,26 @@ extension NIOTransport {
     }
 
     /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
+    /// The TLS profile of the own connections for `request`'s policy and HTTP version.
+    ///
+    /// - Throws: ``CourierError/requestFailed(underlyingError:context:)`` when the policy's client certificate
+    ///   cannot be read.
+    func tlsProfile(for request: TransportRequest) throws -> NIOTLSProfile {
+        let key = TLSProfiles.Key(
+            policy: request.securityPolicy,
+            offersHTTP2: configuration.allowsHTTP2 && request.httpVersion != .http1Only)
+        return try tlsProfiles.withLock { profiles in
+            if let last = profiles.last, last.key == key { return last.profile }
+            let profile =
+                try profiles.byKey[key]
+                ?? NIOTLSProfile(
+                    policy: key.policy, base: configuration.baseTLS, offersHTTP2: key.offersHTTP2)
+            profiles.byKey[key] = profile
+            profiles.last = (key, profile)
+            return profile
+        }
+    }
+
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
         // The scheme first: comparing policies is the costlier check, and plain http has no policy to enforce.
         guard URLCheck.isHTTPS(request.url), !request.securityPolicy.isDefault else { return nil }
@@ -111,4 +131,16 @@ extension NIOTransport {
 struct TrustGates {
     var byKey: [NIOTrustGate.Key: NIOTrustGate] = [:]
     var last: NIOTrustGate?
+}
+
+/// The TLS profiles of the transport's own connections, one per policy and HTTP version choice, with the last one
+/// used first (comparing policies costs less than hashing them).
+struct TLSProfiles {
+    struct Key: Hashable {
+        var policy: SecurityPolicy
+        var offersHTTP2: Bool
+    }
+
+    var byKey: [Key: NIOTLSProfile] = [:]
+    var last: (key: Key, profile: NIOTLSProfile)?
 }

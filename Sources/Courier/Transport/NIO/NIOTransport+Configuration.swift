@@ -23,16 +23,25 @@ extension NIOTransport {
         public var decompressionRatioLimit: Int = 100
         /// Whether HTTP/2 may be negotiated over TLS; default `true`.
         public var allowsHTTP2: Bool = true
-        /// Whether collected exchanges of plain `http` requests (an `async` call's, whose body is in memory) run on
-        /// Courier's own HTTP/1.1 connections instead of AsyncHTTPClient's; default `true`. They are cheaper per
-        /// exchange (see ``NIOTransport``'s discussion); streamed exchanges, `https` and HTTP/2 always go through
-        /// AsyncHTTPClient. Set it to `false` to send everything through AsyncHTTPClient.
-        public var usesOwnHTTP1Connections: Bool = Self.ownHTTP1ConnectionsByDefault
+        /// Whether collected exchanges (an `async` call's, whose body is in memory) of `http` and `https` requests
+        /// without a proxy run on Courier's own connections instead of AsyncHTTPClient's; default `true`. They are
+        /// cheaper per exchange (see ``NIOTransport``'s discussion): HTTP/1.1, or over TLS HTTP/2 when the server
+        /// chooses it (one connection per origin), with the request's ``SecurityPolicy`` evaluated inside the
+        /// handshake. Streamed exchanges and proxies always go through AsyncHTTPClient. Set it to `false` to send
+        /// everything through AsyncHTTPClient.
+        public var usesOwnConnections: Bool = Self.ownConnectionsByDefault
+
+        /// The former name of ``usesOwnConnections``, from when the own connections spoke plain HTTP/1.1 only.
+        @available(*, deprecated, renamed: "usesOwnConnections")
+        public var usesOwnHTTP1Connections: Bool {
+            get { usesOwnConnections }
+            set { usesOwnConnections = newValue }
+        }
 
         /// `true`, except in a debug build run with `COURIER_NIO_OWN_CONNECTIONS=0` in its environment: the test
         /// suite runs that way too (`Scripts/test.sh`), so that every test that makes a default transport also
         /// checks the AsyncHTTPClient path. A release build never reads the environment.
-        static let ownHTTP1ConnectionsByDefault: Bool = {
+        static let ownConnectionsByDefault: Bool = {
             #if DEBUG
                 return ProcessInfo.processInfo.environment["COURIER_NIO_OWN_CONNECTIONS"] != "0"
             #else
@@ -53,7 +62,7 @@ extension NIOTransport {
         public var localAddress: String?
         /// The most requests one connection carries before it is closed and replaced (e.g. so that traffic spreads
         /// over servers behind a load balancer); default `nil`, no limit. Values below 1 count as 1. When set,
-        /// collected plain-`http` exchanges go through AsyncHTTPClient (see ``usesOwnHTTP1Connections``).
+        /// collected exchanges go through AsyncHTTPClient too (see ``usesOwnConnections``).
         public var maximumRequestsPerConnection: Int?
         /// The oldest TLS version offered; default `nil`, NIOSSL's (TLS 1.0). E.g. `.tlsv12`.
         public var minimumTLSVersion: TLSVersion?
@@ -82,10 +91,10 @@ extension NIOTransport {
         /// Where the transport's own connections connect.
         var dialOptions: NIODialOptions { NIODialOptions(hostAddresses: hostAddresses, localAddress: localAddress) }
 
-        /// Whether Courier's own HTTP/1.1 connections can serve collected plain-`http` exchanges: asked for, and no
-        /// setting they do not follow.
+        /// Whether Courier's own connections can serve collected exchanges: asked for, and no setting they do not
+        /// follow.
         var ownConnectionsApply: Bool {
-            usesOwnHTTP1Connections && maximumRequestsPerConnection == nil
+            usesOwnConnections && maximumRequestsPerConnection == nil
         }
     }
 }

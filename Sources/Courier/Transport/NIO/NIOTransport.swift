@@ -14,10 +14,11 @@ import Tracing
 /// both directions with backpressure. The configuration is set explicitly rather than inherited from
 /// AsyncHTTPClient's defaults: see ``Configuration``.
 ///
-/// Collected exchanges (``collect(_:cancellation:activity:)``, what the `async` calls use) of plain `http` requests
-/// run on the transport's own keep-alive HTTP/1.1 connections, which cost less per exchange than AsyncHTTPClient's;
-/// everything else (``send(_:)``, `https`, HTTP/2) runs on AsyncHTTPClient. The two keep separate pools, each with
-/// at most ``Configuration/maximumConnectionsPerHost`` connections to a host.
+/// Collected exchanges (``collect(_:cancellation:activity:)``, what the `async` calls use) of `http` and `https`
+/// requests without a proxy run on the transport's own connections (HTTP/1.1, or HTTP/2 when TLS negotiates it, one
+/// connection per origin), which cost less per exchange than AsyncHTTPClient's; everything else (``send(_:)``,
+/// proxies) runs on AsyncHTTPClient. The two keep separate pools, each with at most
+/// ``Configuration/maximumConnectionsPerHost`` HTTP/1.1 connections to a host.
 ///
 /// In a server app (Vapor, Hummingbird), the transport can run on the app's event-loop group
 /// (``init(configuration:eventLoopGroup:)``) or send through the app's `HTTPClient` (``init(configuration:httpClient:)``)
@@ -52,11 +53,12 @@ public final class NIOTransport: Transport {
     /// (``CollectedResponse/headArrived()``), which pays only while the caller's threads are idle; with others in
     /// flight, exchanges are spread over the group's loops and the early wake-up would be a second one for nothing.
     private let collectedInFlight = Locked(0)
-    /// Courier's own connections for collected plain-`http` exchanges (see
-    /// ``Configuration/usesOwnHTTP1Connections``).
+    /// Courier's own connections for collected exchanges (see ``Configuration/usesOwnConnections``).
     private let http1Pool: NIOHTTP1Pool
     /// The pool's view of the most recently used URLs; `nil` for those it does not serve.
     private let http1Targets = RecentValues<URL, NIOHTTP1Target>(limit: 64)
+    /// The own connections' TLS, per policy and HTTP version choice.
+    let tlsProfiles = Locked(TLSProfiles())
     /// One gate, with its own client, per origin and non-default security policy.
     let gates = Locked(TrustGates())
     /// AsyncHTTPClient's requests for the 64 most recently used methods and URLs, without headers or body. Making
@@ -89,8 +91,8 @@ public final class NIOTransport: Transport {
     /// which the client followed one fails with ``CourierError/unsupportedURL(_:reason:context:)``, code -1002, once
     /// the redirect has been sent). Requests the client cannot send as asked (through a
     /// proxy, under a non-default ``SecurityPolicy``, kept to HTTP/1.1 over TLS) go through clients the transport makes
-    /// on the same group from `configuration`, and collected plain-`http` exchanges through Courier's own connections
-    /// (``Configuration/usesOwnHTTP1Connections``). The transport does not shut `httpClient` down.
+    /// on the same group from `configuration`, and collected exchanges without a proxy through Courier's own connections
+    /// (``Configuration/usesOwnConnections``). The transport does not shut `httpClient` down.
     public convenience init(configuration: Configuration = Configuration(), httpClient: HTTPClient) {
         self.init(configuration: configuration, group: httpClient.eventLoopGroup, client: httpClient)
     }
@@ -222,8 +224,13 @@ public final class NIOTransport: Transport {
         if Task.isCancelled || cancellation.isCancelled {
             throw CourierError.cancelled(context: CourierError.Context())
         }
-        let client = try await client(enforcing: request)
-        return try await start(request, on: client, cancellation: cancellation, activity: activity).response()
+        let route: Route
+        if let own = try ownRoute(for: request) {
+            route = own
+        } else {
+            route = .client(try await client(enforcing: request))
+        }
+        return try await start(request, route: route, cancellation: cancellation, activity: activity).response()
     }
 
     /// Starts the exchange now, unless the request must first wait for its origin's trust to be evaluated. See
@@ -232,26 +239,49 @@ public final class NIOTransport: Transport {
         _ request: TransportRequest, cancellation: ExchangeCancellation, activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse? {
         guard request.body.map({ $0.data != nil }) ?? true else { return nil }
-        let client: HTTPClient
-        if let gate = try trustGate(for: request) {
+        let route: Route
+        if let own = try ownRoute(for: request) {
+            route = own
+        } else if let gate = try trustGate(for: request) {
             // Once the origin's trust is settled, the gate's client takes the request at once; until then it waits
             // for the evaluation, in `collect`.
             guard gate.isTrusted else { return nil }
-            client = gate.client
+            route = .client(gate.client)
         } else {
-            client = try sharedClient(for: request)
+            route = .client(try sharedClient(for: request))
         }
         if cancellation.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
-        return try start(request, on: client, cancellation: cancellation, activity: activity)
+        return try start(request, route: route, cancellation: cancellation, activity: activity)
+    }
+
+    /// Where a collected exchange runs: on Courier's own connections to an origin, or on an AsyncHTTPClient client.
+    private enum Route {
+        case own(NIOHTTP1Target, NIOHTTP1Target.Origin)
+        case client(HTTPClient)
+    }
+
+    /// The own connections' route for `request`, when they serve it (see ``Configuration/usesOwnConnections``):
+    /// `http` or `https` without a proxy; an `https` origin's TLS follows the request's policy and HTTP version.
+    private func ownRoute(for request: TransportRequest) throws -> Route? {
+        guard configuration.ownConnectionsApply, request.proxy == nil, let target = http1Target(request.url) else {
+            return nil
+        }
+        var origin = target.origin
+        if target.isSecure { origin.tls = try tlsProfile(for: request) }
+        return .own(target, origin)
     }
 
     private func start(
-        _ request: TransportRequest, on client: HTTPClient, cancellation: ExchangeCancellation,
+        _ request: TransportRequest, route: Route, cancellation: ExchangeCancellation,
         activity: @escaping @Sendable () -> Void
     ) throws -> CollectedResponse {
         let fetchStart = Date()
         let data = request.body?.data
-        let target = client === self.client && configuration.ownConnectionsApply ? http1Target(request.url) : nil
+        let (target, origin, client): (NIOHTTP1Target?, NIOHTTP1Target.Origin?, HTTPClient) =
+            switch route {
+            case .own(let target, let origin): (target, origin, self.client)
+            case .client(let client): (nil, nil, client)
+            }
         let head: HTTPRequestHead?
         do {
             head = try target?.head(method: request.method, fields: request.headers, bodyLength: data?.count)
@@ -304,12 +334,12 @@ public final class NIOTransport: Transport {
                 }.mapError { $0 as any Error })
         }
         @Sendable func run(_ attempt: Int) {
-            if let head, let target {
+            if let head, let origin {
                 let exchange = NIOHTTP1Exchange(
                     head: head, body: body, maximumBodySize: maximumBodySize, cancellation: cancellation,
                     activity: activity, smallHead: smallHead
                 ) { finish($0, sawHead: $1, attempt: attempt) }
-                return pool.execute(exchange, origin: target.origin, preferring: loop)
+                return pool.execute(exchange, origin: origin, preferring: loop)
             }
             guard let outgoing else { return }
             let gatherer = NIOBodyGatherer(

@@ -165,7 +165,7 @@ final class NIOTrustGate: Sendable {
                 context: context, serverHostname: sniHost,
                 customVerificationCallback: NIOPolicyTLS.verificationCallback(
                     policy: policy, host: host, eventLoop: eventLoop
-                ) { evaluation, leaf in outcome.withLock { $0 = (evaluation, leaf) } })
+                ) { evaluation, chain in outcome.withLock { $0 = (evaluation, chain.first) } })
             let promise = eventLoop.makePromise(of: Void.self)
             handshakeDone.withLock { $0 = promise.futureResult }
             try pipeline.addHandler(handler)
