@@ -33,9 +33,10 @@ final class NIOTLSNegotiation: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: timeout) { [weak self] in
-            self?.fail(ChannelError.connectTimeout(self?.timeout ?? .zero), context: loopBound.value)
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        let timeout = timeout
+        timer = context.eventLoop.scheduleTask(in: timeout) {
+            bound.value.handler.fail(ChannelError.connectTimeout(timeout), context: bound.value.context)
         }
     }
 

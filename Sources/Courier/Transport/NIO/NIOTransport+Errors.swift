@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -37,6 +38,13 @@ extension NIOTransport {
             // The platform's own verification (the default policy) refused the chain: -1202, as URLSession reports.
             return .serverTrustEvaluationFailed(
                 host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
+        }
+        if let closed = error as? NIOHTTP2Errors.StreamClosed,
+            closed.errorCode == .refusedStream || closed.errorCode == .cancel
+        {
+            // The server refused the stream or dropped it with its `GOAWAY` (see `wasRefusedUnprocessed`): the
+            // request was not read, as on a connection lost before it was written.
+            return .connectionLost(underlyingError: error, context: context)
         }
         if let error = error as? NIOHTTPDecoderError, error == .unsolicitedResponse {
             // A response arrived on a connection with no request waiting for one: AsyncHTTPClient then fails the

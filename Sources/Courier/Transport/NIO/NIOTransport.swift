@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -312,10 +313,11 @@ public final class NIOTransport: Transport {
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func finish(_ result: Result<NIOBodyGatherer.Gathered, any Error>, sawHead: Bool, attempt: Int) {
             let mapped = result.mapError { Self.courierError($0, url: url, proxy: proxy) }
-            if case .failure(let error) = mapped, attempt == 0, retriesStaleConnection, !sawHead,
-                !cancellation.isCancelled, Self.isStaleConnection(error)
+            if case .failure(let error) = mapped, retriesStaleConnection, !sawHead, !cancellation.isCancelled,
+                attempt == 0 && Self.isStaleConnection(error)
+                    || attempt < Self.refusedStreamAttempts && Self.wasRefusedUnprocessed(result)
             {
-                return run(1)
+                return run(attempt + 1)
             }
             inFlight.withLock { $0 -= 1 }
             pending.complete(
@@ -387,6 +389,19 @@ public final class NIOTransport: Transport {
             reason: "the HTTPClient given to NIOTransport followed a redirect itself; make it with "
                 + "redirectConfiguration: .disallow, since the session follows redirects",
             context: CourierError.Context())
+    }
+
+    /// How many times an idempotent request goes out again when HTTP/2 streams it was sent on were refused unread.
+    static let refusedStreamAttempts = 3
+
+    /// Whether an exchange failed on an HTTP/2 stream its server never read: dropped by the server's `GOAWAY` (NIOHTTP2
+    /// closes the streams past its last stream ID as cancelled) or reset as refused. Such a request can go out again
+    /// on another connection (RFC 9113 §8.7); a server that keeps refusing is asked a bounded number of times.
+    static func wasRefusedUnprocessed(_ result: Result<NIOBodyGatherer.Gathered, any Error>) -> Bool {
+        guard case .failure(let error) = result, let closed = error as? NIOHTTP2Errors.StreamClosed else {
+            return false
+        }
+        return closed.errorCode == .refusedStream || closed.errorCode == .cancel
     }
 
     /// Whether `error` is the loss of a connection (not a refusal, a timeout or a cancellation).
