@@ -145,4 +145,22 @@ import Testing
         // Each request went out at most 1 + refusedStreamAttempts times; nginx read one per connection.
         #expect(server.accessLog.count == answered)
     }
+
+    @Test(
+        "Under the default policy, a chain the system does not trust fails with -1202 before any request byte",
+        .timeLimit(.minutes(1)))
+    func untrustedChainIsRefused() async throws {
+        let server = try await NginxTLS.start(
+            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM)
+        defer { server.stopInBackground() }
+        let transport = NIOTransport()
+        let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await manager.send(URLRequest(url: server.baseURL), serializer: HTTPResponseSerializer())
+        }
+        manager.invalidate(cancelingTasks: true)
+        await transport.shutdown()
+        #expect(error?.errorCode == -1202, "\(String(describing: error))")
+        #expect(server.accessLog.isEmpty)
+    }
 }

@@ -1,7 +1,9 @@
 import AsyncHTTPClient
+import CourierFixtures
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 
 @testable import Courier
@@ -127,6 +129,34 @@ struct NIOTransportSharedResourcesTests {
         try await client.shutdown()
         try await Self.expectGroupStillWorks(group)
         try await server.stop()
+    }
+
+    @Test("https under the default policy goes through a caller's HTTPClient, with the trust roots it was given")
+    func givenClientKeepsItsTLSSettings() async throws {
+        let chain = try CertificateChain.make(name: "Caller's client")
+        let server = try await NginxTLS.start(chainPEM: chain.fullChainPEM, keyPEM: chain.leaf.privateKeyPEM)
+        defer { server.stopInBackground() }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(chain.root.der), format: .der)])
+        var settings = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        settings.httpVersion = .automatic
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: settings)
+        // Own connections on, as by default: the system's roots would refuse this chain.
+        var configuration = NIOTransport.Configuration()
+        configuration.usesOwnConnections = true
+        let transport = NIOTransport(configuration: configuration, httpClient: client)
+        var status: Int?
+        do {
+            status = try await transport.collect(
+                TransportRequest(method: "GET", url: server.baseURL), cancellation: ExchangeCancellation(),
+                activity: {}
+            ).statusCode
+        } catch {
+            Issue.record("the request failed: \(error)")
+        }
+        #expect(status == 200)
+        await transport.shutdown()
+        try await client.shutdown()  // also when the request failed: a client released running traps
     }
 
     @Test(

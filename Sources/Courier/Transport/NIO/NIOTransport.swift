@@ -93,7 +93,8 @@ public final class NIOTransport: Transport {
     /// the redirect has been sent). Requests the client cannot send as asked (through a
     /// proxy, under a non-default ``SecurityPolicy``, kept to HTTP/1.1 over TLS) go through clients the transport makes
     /// on the same group from `configuration`, and collected exchanges without a proxy through Courier's own connections
-    /// (``Configuration/usesOwnConnections``). The transport does not shut `httpClient` down.
+    /// (``Configuration/usesOwnConnections``), except `https` ones under the default policy, which keep the client's
+    /// TLS settings. The transport does not shut `httpClient` down.
     public convenience init(configuration: Configuration = Configuration(), httpClient: HTTPClient) {
         self.init(configuration: configuration, group: httpClient.eventLoopGroup, client: httpClient)
     }
@@ -262,13 +263,19 @@ public final class NIOTransport: Transport {
     }
 
     /// The own connections' route for `request`, when they serve it (see ``Configuration/usesOwnConnections``):
-    /// `http` or `https` without a proxy; an `https` origin's TLS follows the request's policy and HTTP version.
+    /// `http` or `https` without a proxy; an `https` origin's TLS follows the request's policy and HTTP version. A
+    /// caller's `HTTPClient` keeps the `https` requests under the default policy.
     private func ownRoute(for request: TransportRequest) throws -> Route? {
         guard configuration.ownConnectionsApply, request.proxy == nil, let target = http1Target(request.url) else {
             return nil
         }
         var origin = target.origin
-        if target.isSecure { origin.tls = try tlsProfile(for: request) }
+        if target.isSecure {
+            // A caller's `HTTPClient` brings its own TLS settings (its trust roots, say), which the default policy's
+            // requests keep; another policy's never went through it.
+            if !ownsClient, request.securityPolicy.isDefault { return nil }
+            origin.tls = try tlsProfile(for: request)
+        }
         return .own(target, origin)
     }
 
