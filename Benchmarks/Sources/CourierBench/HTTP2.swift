@@ -233,15 +233,14 @@ final class RawAsyncHTTPClientHTTP2: BenchClient {
 
 /// (b) Courier over HTTP/2: `HTTPSessionManager.get(_:as:)` on ``NIOTransport`` with
 /// ``SessionConfiguration/httpVersion`` `.automatic` and a ``SecurityPolicy`` that adds the private CA to the
-/// trusted roots. A non-default policy sends `https` requests through the transport's trust gate for the origin
-/// (one extra handshake before the first request, then AsyncHTTPClient's pool under the policy), which is the path
-/// an application trusting its own CA takes.
+/// trusted roots, the path an application trusting its own CA takes: the transport's own connections evaluate the
+/// policy inside each TLS handshake (no extra handshake), as they verify the system's roots under the default one.
 struct CourierHTTP2Client: BenchClient {
     let manager: HTTPSessionManager
     let path: String
     let version: String
 
-    /// `caFile` `nil`: the default policy (the system's trust store), so no trust gate.
+    /// `caFile` `nil`: the default policy (the system's trust store).
     init(baseURL: URL, path: String, caFile: String?, http2: Bool = true) throws {
         var configuration = SessionConfiguration.default
         configuration.httpVersion = http2 ? .automatic : .http1Only
