@@ -17,6 +17,9 @@ struct RequestCommand: AsyncParsableCommand {
               name:=json      raw JSON field (n:=1, ok:=true, tags:='["a"]')
               name=@file      data field from a file's text (name:=@file: JSON from a file)
               name@file       file field; makes the request multipart
+              @file           the file is the whole body (Content-Type from its extension)
+            Body: redirected standard input is the whole body when there are no data fields (empty input
+            counts as none); --raw TEXT sends TEXT; --ignore-stdin leaves standard input alone.
             URLs: :8080/x is http://localhost:8080/x; no scheme means http://.
             --timeout limits each wait for the next bytes; --max-time limits the whole transfer.
             Exit status: 0 ok, 1 error, 2 timeout (--timeout or --max-time), 3 too many redirects,
@@ -32,6 +35,10 @@ struct RequestCommand: AsyncParsableCommand {
     var form = false
     @Flag(help: "Send data fields and files as multipart form data (name@file items imply it).")
     var multipart = false
+    @Option(help: ArgumentHelp("Send TEXT as the whole body (no data fields).", valueName: "TEXT"))
+    var raw: String?
+    @Flag(help: "Do not send redirected standard input as the body.")
+    var ignoreStdin = false
 
     @Flag(
         name: [.short, .long],
@@ -146,7 +153,14 @@ struct RequestCommand: AsyncParsableCommand {
             throw CommandFailure(.failure, "--continue resumes a download: add --download or --output FILE")
         }
         let tls = try tlsFlags.options()
-        let plan = try RequestPlan(arguments: arguments, requestedMode: modes.first)
+        var plan = try RequestPlan(arguments: arguments, requestedMode: modes.first)
+        let rawBody = try RawBody.resolve(
+            raw: raw, file: plan.bodyFile, hasDataFields: plan.items.contains(where: \.isBodyField),
+            ignoresInput: ignoreStdin, input: .current())
+        if rawBody != nil, modes.first == .multipart {
+            throw CommandFailure(.failure, "--multipart sends data fields and files: a whole body cannot be multipart")
+        }
+        if rawBody != nil, !plan.methodGiven { plan.method = "POST" }
         // --auth wins over credentials in the URL, as in curl and HTTPie.
         let credentials =
             try auth.map { try AuthOptions($0, scheme: scheme) }
@@ -162,7 +176,7 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules)
+            resolve: resolveRules, rawBody: rawBody)
     }
 }
 

@@ -44,4 +44,6 @@ struct RequestOptions: Sendable {
     var connectTimeout: TimeInterval? = nil
     /// `--resolve`: addresses to connect to for some hosts and ports.
     var resolve: [ResolveRule] = []
+    /// The whole body from `--raw`, `@FILE` or standard input, instead of data fields.
+    var rawBody: RawBody? = nil
 }

@@ -24,6 +24,12 @@ struct RequestPlan: Sendable, Hashable {
     /// The user and password of the URL's user info (`http://user:pass@host/`), percent-decoded; ``url`` no longer
     /// has them. Sent as Basic credentials (as curl and HTTPie do) unless `--auth` is given.
     var urlCredential: Credential?
+    /// The path of an `@FILE` argument: the file is the whole body (see ``RawBody``).
+    var bodyFile: String?
+    /// Whether the method was given; without it, a request with a body is a POST.
+    var methodGiven: Bool
+    /// `--json`, `--form` or `--multipart`, when given.
+    var requestedMode: BodyMode?
 
     /// The methods recognised even when the argument after them could be an item.
     static let knownMethods: Set<String> = [
@@ -56,7 +62,16 @@ struct RequestPlan: Sendable, Hashable {
             rest = rest.dropFirst()
         }
         var items: [RequestItem] = []
+        var bodyFile: String?
         for argument in rest {
+            // `@FILE` alone (no field name): the file is the whole body, as in HTTPie.
+            if let item = RequestItem.parse(argument), item.name.isEmpty, case .file(let path, nil) = item.kind {
+                guard bodyFile == nil else {
+                    throw CommandFailure(.failure, "“\(argument)”: only one @FILE can be the body")
+                }
+                bodyFile = path
+                continue
+            }
             guard let item = RequestItem.parse(argument) else {
                 throw CommandFailure(
                     .failure,
@@ -77,7 +92,10 @@ struct RequestPlan: Sendable, Hashable {
         let (url, credential) = Self.removingUserInfo(try Self.expandURL(urlArgument))
         self.url = url
         self.urlCredential = credential
-        self.method = method ?? (items.contains(where: \.isBodyField) ? "POST" : "GET")
+        self.bodyFile = bodyFile
+        self.methodGiven = method != nil
+        self.requestedMode = requestedMode
+        self.method = method ?? (items.contains(where: \.isBodyField) || bodyFile != nil ? "POST" : "GET")
     }
 
     /// HTTPie's URL shorthands: `:8080/x` is `http://localhost:8080/x`, `:/x` is `http://localhost/x`, and a URL

@@ -29,6 +29,16 @@ struct RequestRunner {
             }
         // Reading the files of name=@file items blocks: not on the cooperative pool.
         var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
+        if let rawBody = options.rawBody {
+            try rawBody.apply(to: &prepared, mode: plan.requestedMode)
+            // Header items win over the body's type, as they do over the serializers'.
+            for item in plan.items {
+                if case .header(let value) = item.kind {
+                    prepared.urlRequest.setValue(value, forHTTPHeaderField: item.name)
+                }
+                if case .removeHeader = item.kind { prepared.urlRequest.setValue(nil, forHTTPHeaderField: item.name) }
+            }
+        }
         let cookies = try CommandCookies(
             session: stored, cookieOption: options.cookie, url: prepared.urlRequest.url)
         if sessionFile != nil { Self.apply(stored, to: &prepared.urlRequest, plan: plan, cookies: cookies) }

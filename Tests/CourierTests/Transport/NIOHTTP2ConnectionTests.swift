@@ -18,6 +18,12 @@ import Testing
         }
     }()
 
+    /// nginx over TLS with the suite's chain; `extra` goes into its server block.
+    private func nginx(_ extra: String = "") async throws -> NginxTLS {
+        try await NginxTLS.start(
+            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM, extraLocations: extra)
+    }
+
     private func manager(transport: NIOTransport) throws -> HTTPSessionManager {
         let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
         var policy = SecurityPolicy.default
@@ -40,9 +46,7 @@ import Testing
 
     @Test("A server that allows 3 streams at once: 60 concurrent requests are all answered, on one connection")
     func streamLimitIsKept() async throws {
-        let server = try await NginxTLS.start(
-            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM,
-            extraLocations: "http2_max_concurrent_streams 3;")
+        let server = try await nginx("http2_max_concurrent_streams 3;")
         defer { server.stopInBackground() }
         let transport = NIOTransport()
         let manager = try manager(transport: transport)
@@ -63,9 +67,7 @@ import Testing
         "A server that sends GOAWAY every 20 requests: 40 concurrent requests are all answered, the refused ones on a new connection"
     )
     func goAwayMovesToANewConnection() async throws {
-        let server = try await NginxTLS.start(
-            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM,
-            extraLocations: "keepalive_requests 20;")
+        let server = try await nginx("keepalive_requests 20;")
         defer { server.stopInBackground() }
         let transport = NIOTransport()
         let manager = try manager(transport: transport)
@@ -85,8 +87,7 @@ import Testing
 
     @Test("An HTTP/2 connection idle past the transport's idle timeout is closed; the next request opens another")
     func idleConnectionIsLetGo() async throws {
-        let server = try await NginxTLS.start(
-            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM)
+        let server = try await nginx()
         defer { server.stopInBackground() }
         var configuration = NIOTransport.Configuration()
         configuration.idleConnectionTimeout = 0.5
@@ -110,9 +111,7 @@ import Testing
         "A server that answers one request per connection: refused requests go out again a bounded number of times, then fail with -1005"
     )
     func refusingServerIsAskedABoundedNumberOfTimes() async throws {
-        let server = try await NginxTLS.start(
-            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM,
-            extraLocations: "keepalive_requests 1;")
+        let server = try await nginx("keepalive_requests 1;")
         defer { server.stopInBackground() }
         let transport = NIOTransport()
         let manager = try manager(transport: transport)
@@ -150,8 +149,7 @@ import Testing
         "Under the default policy, a chain the system does not trust fails with -1202 before any request byte",
         .timeLimit(.minutes(1)))
     func untrustedChainIsRefused() async throws {
-        let server = try await NginxTLS.start(
-            chainPEM: Self.chain.fullChainPEM, keyPEM: Self.chain.leaf.privateKeyPEM)
+        let server = try await nginx()
         defer { server.stopInBackground() }
         let transport = NIOTransport()
         let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
