@@ -23,11 +23,17 @@ struct AuthOptions: Sendable, Hashable {
         self.scheme = scheme
     }
 
-    /// Parses `user:password` (the password may contain `:`), or a bearer token whole.
+    /// Parses `user:password` (the password may contain `:`), or a bearer token whole. A user without a password
+    /// (`-a USER`) is asked for one with `askPassword` (on the terminal, without echo, as HTTPie does).
     ///
-    /// - Throws: ``CommandFailure`` when there is no `:`, or for a token that is empty or has control characters or
-    ///   spaces (it goes into a header field as it is).
-    init(_ text: String, scheme: Scheme) throws {
+    /// - Throws: ``CommandFailure`` when there is no terminal to ask for a missing password, or for a token that is
+    ///   empty or has control characters or spaces (it goes into a header field as it is).
+    init(
+        _ text: String, scheme: Scheme,
+        askPassword: (String) throws -> String = {
+            try PasswordPrompt.ask("password for \(TerminalText.escape($0, keepingLineBreaks: false)): ")
+        }
+    ) throws {
         if scheme == .bearer {
             guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
                 throw CommandFailure(
@@ -38,7 +44,9 @@ struct AuthOptions: Sendable, Hashable {
             return
         }
         guard let colon = text.firstIndex(of: ":") else {
-            throw CommandFailure(.failure, "--auth “\(text)” needs a password: use --auth user:password")
+            credential = Credential(user: text, password: try askPassword(text))
+            self.scheme = scheme
+            return
         }
         credential = Credential(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
         self.scheme = scheme

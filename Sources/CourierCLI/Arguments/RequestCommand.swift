@@ -72,6 +72,11 @@ struct RequestCommand: AsyncParsableCommand {
     var resolve: [String] = []
     @Option(
         help: ArgumentHelp(
+            "Send the request to the Unix-domain socket at PATH, keeping the URL's host for Host (curl's).",
+            valueName: "PATH"))
+    var unixSocket: String?
+    @Option(
+        help: ArgumentHelp(
             "Send the request again up to N times after a 408, 429, 500, 502, 503 or 504 or a connection error (GET, "
                 + "HEAD, PUT, DELETE, OPTIONS, TRACE), waiting 0.5 s, 1 s, … or what Retry-After asks; each retry is "
                 + "reported on stderr.", valueName: "N"))
@@ -88,6 +93,8 @@ struct RequestCommand: AsyncParsableCommand {
         name: [.customShort("A"), .long],
         help: "basic (sent at once), digest (answers the server's challenge) or bearer (Authorization: Bearer TOKEN).")
     var authType: String = AuthOptions.Scheme.basic.rawValue
+    @Flag(help: "Do not take credentials from ~/.netrc (or $NETRC) when none are given.")
+    var ignoreNetrc = false
     @Flag(help: "Exit with 3, 4 or 5 for an unfollowed 3xx, a 4xx or a 5xx response.")
     var checkStatus = false
 
@@ -166,6 +173,14 @@ struct RequestCommand: AsyncParsableCommand {
             try auth.map { try AuthOptions($0, scheme: scheme) }
             // A URL's user:password is Basic or Digest; a bearer token only comes from --auth.
             ?? plan.urlCredential.map { AuthOptions(credential: $0, scheme: scheme == .bearer ? .basic : scheme) }
+        // The netrc file's, for the URL's host (HTTPie's default, curl's --netrc-optional), read only when nothing
+        // here gives credentials; a session's stored ones still come first.
+        let netrc =
+            credentials != nil || ignoreNetrc
+            ? nil
+            : try URL(string: plan.url)?.host.flatMap {
+                try Netrc.credential(for: $0, environment: ProcessInfo.processInfo.environment)
+            }.map { AuthOptions(credential: $0, scheme: scheme == .bearer ? .basic : scheme) }
         return RequestOptions(
             plan: plan,
             print: try print.map(PrintOptions.init) ?? .defaults(verbose: verbose, offline: offline),
@@ -176,7 +191,8 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, rawBody: rawBody)
+            resolve: resolveRules, rawBody: rawBody, unixSocket: try unixSocket.map(UnixSocket.init),
+            netrcAuth: netrc)
     }
 }
 

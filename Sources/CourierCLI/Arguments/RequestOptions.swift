@@ -46,4 +46,8 @@ struct RequestOptions: Sendable {
     var resolve: [ResolveRule] = []
     /// The whole body from `--raw`, `@FILE` or standard input, instead of data fields.
     var rawBody: RawBody? = nil
+    /// `--unix-socket`: the socket every request goes to.
+    var unixSocket: UnixSocket? = nil
+    /// Credentials from the netrc file, used when neither the command nor the session gives any.
+    var netrcAuth: AuthOptions? = nil
 }

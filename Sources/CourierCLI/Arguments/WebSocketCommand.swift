@@ -14,9 +14,10 @@ struct WebSocketCommand: AsyncParsableCommand {
         abstract: "Send lines of standard input over a WebSocket and print the messages that arrive.",
         discussion: """
             Each line of standard input is sent as a text message; each message received is printed on its own line
-            (text with control characters escaped, binary as base64, or hex with --hex). When standard input ends, a
-            normal close (1000) is sent and what still arrives is printed until the server closes; the exit status is
-            then 0. Any other close prints its code and reason on standard error and exits 1.
+            (text with control characters escaped, binary as base64, or hex with --hex). When standard input ends,
+            messages are still received and printed; a normal close (1000) is sent once the server has been quiet
+            for --wait seconds (default 1), or never with --no-close (the server closes, or Ctrl-C). The exit
+            status is then 0. Any other close prints its code and reason on standard error and exits 1.
             """)
 
     @Argument(help: "A ws://, wss://, http:// or https:// URL (ws:// is assumed without a scheme).")
@@ -35,12 +36,24 @@ struct WebSocketCommand: AsyncParsableCommand {
     @Option(help: "The largest message accepted, in bytes (default 1 MiB).")
     var maxMessageSize: Int = 1 << 20
 
+    @Option(
+        help: ArgumentHelp(
+            "After the end of input, close once the server has sent nothing for SECONDS (default 1).",
+            valueName: "SECONDS"))
+    var wait: Double = 1
+
+    @Flag(name: [.customShort("n"), .long], help: "Do not close at the end of input: wait for the server to close.")
+    var noClose = false
+
     @OptionGroup var tlsFlags: TLSFlags
     @OptionGroup var proxyFlag: ProxyFlag
 
     func validate() throws {
         guard (1...(1 << 30)).contains(maxMessageSize) else {
             throw ValidationError("--max-message-size must be between 1 and 1073741824")
+        }
+        guard wait.isFinite, wait >= 0, wait <= 86_400 else {
+            throw ValidationError("--wait must be a number of seconds from 0 to 86400")
         }
     }
 
@@ -60,15 +73,27 @@ struct WebSocketCommand: AsyncParsableCommand {
             throw CommandFailure(
                 error: error, request: request, limits: TransferLimits(timeout: nil, maxTime: nil, maximumRedirects: 0))
         }
+        // When a message last arrived (or input ended): the close waits for the server to go quiet, since a server
+        // stops sending once it has a close (RFC 6455 §5.5.1) and answers to the last lines would be lost.
+        let lastHeard = LockedValue(ContinuousClock.now)
+        let (quiet, noClose) = (Duration.milliseconds(Int64(wait * 1000)), noClose)
         let sender = Task {
             while let line = try await BlockingIO.run({ readLine(strippingNewline: true) }) {
                 try await socket.send(.string(line))
+            }
+            guard !noClose else { return }
+            lastHeard.withLock { $0 = .now }
+            while true {
+                let deadline = lastHeard.withLock { $0 } + quiet
+                if ContinuousClock.now >= deadline { break }
+                try await Task.sleep(until: deadline, clock: .continuous)
             }
             await socket.cancel(with: .normalClosure)
         }
         defer { sender.cancel() }
         do {
             for try await message in socket.messages {
+                lastHeard.withLock { $0 = .now }
                 console.out(line(for: message))
                 try await console.flush()
             }

@@ -27,8 +27,18 @@ struct RequestRunner {
                     credential: Credential(user: $0.username, password: $0.password),
                     scheme: AuthOptions.Scheme(rawValue: $0.type) ?? .basic)
             }
+            ?? options.netrcAuth
         // Reading the files of name=@file items blocks: not on the cooperative pool.
         var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
+        if let socket = options.unixSocket, let url = prepared.urlRequest.url {
+            guard let routed = socket.route(url) else {
+                throw CommandFailure(.failure, "--unix-socket takes an http or https URL")
+            }
+            if prepared.urlRequest.value(forHTTPHeaderField: "Host") == nil {
+                prepared.urlRequest.setValue(UnixSocket.hostField(of: url), forHTTPHeaderField: "Host")
+            }
+            prepared.urlRequest.url = routed
+        }
         if let rawBody = options.rawBody {
             try rawBody.apply(to: &prepared, mode: plan.requestedMode)
             // Header items win over the body's type, as they do over the serializers'.
@@ -177,7 +187,8 @@ struct RequestRunner {
         configuration.allowsInsecureRedirects = options.allowsInsecureRedirects
         configuration.maximumRedirects = options.maxRedirects
         configuration.httpVersion = options.httpVersion
-        configuration.proxy = options.proxy
+        configuration.proxy = options.unixSocket == nil ? options.proxy : nil
+        configuration.allowsUnixSocketURLs = options.unixSocket != nil
         if let auth = options.auth, auth.scheme == .digest {
             // Digest only: a server asking for Basic never gets the password in clear.
             var credential = auth.credential

@@ -26,6 +26,34 @@ struct CLIWebSocketTests {
         #expect(closes.first?.code == 1000)
     }
 
+    @Test(
+        "At the end of input the echo of every line still comes back from Python's websockets (1,000 lines), then a normal close"
+    )
+    func endOfInputWaitsForTheEchoes() async throws {
+        let server = try PythonWebSocketServer.start()
+        defer { server.stop() }
+        let lines = (1...1000).map { "line \($0)" }
+        let result = try await CourierProcess.run(
+            ["ws", "--wait", "0.5", server.url.absoluteString],
+            stdin: try Self.input(lines.joined(separator: "\n") + "\n"))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout == lines.joined(separator: "\n") + "\n")
+        let one = try await CourierProcess.run(["ws", server.url.absoluteString], stdin: try Self.input("hello\n"))
+        #expect(one.stdout == "hello\n", "stderr: \(one.stderr)")
+    }
+
+    @Test func noCloseWaitsForTheServerToClose() async throws {
+        let server = try PythonWebSocketServer.start()
+        defer { server.stop() }
+        // The server echoes the first line, then closes normally when asked to: the client never closes first.
+        let started = ContinuousClock.now
+        let result = try await CourierProcess.run(
+            ["ws", "-n", "--wait", "0", server.url.absoluteString], stdin: try Self.input("first\nclose 1000 done\n"))
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout == "first\n")
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
     @Test func anotherCloseExitsNonZeroWithItsCodeAndReason() async throws {
         let server = try await WebSocketServer.start()
         let pipe = Pipe()
