@@ -9,10 +9,16 @@ struct TLSFlags: ParsableArguments {
     var pinCert: [String] = []
     @Option(help: "Trust the CA certificates in this file.")
     var cacert: String?
-    @Option(help: "Client certificate chain (PEM).")
+    @Option(help: "Client certificate: a PEM chain (key inside or in --key), or a PKCS#12 file (.p12, .pfx).")
     var cert: String?
     @Option(help: "Private key of the client certificate (PEM).")
     var key: String?
+    @Option(help: "Passphrase of the client certificate's key (PEM) or of a PKCS#12 --cert.")
+    var certKeyPass: String?
+    @Option(help: ArgumentHelp("Oldest TLS version to offer: 1.0, 1.1, 1.2 or 1.3.", valueName: "VERSION"))
+    var tlsMin: String?
+    @Option(help: ArgumentHelp("Newest TLS version to offer: 1.0, 1.1, 1.2 or 1.3.", valueName: "VERSION"))
+    var tlsMax: String?
     @Flag(help: "Accept any server certificate and host name.")
     var insecure = false
 
@@ -27,6 +33,9 @@ struct TLSFlags: ParsableArguments {
         tls.clientCertificateFile = cert
         tls.clientKeyFile = key
         tls.insecure = insecure
+        tls.clientKeyPassphrase = certKeyPass
+        tls.minimumVersion = try tlsMin.map { try TLSVersionChoice($0, flag: "--tls-min") }
+        tls.maximumVersion = try tlsMax.map { try TLSVersionChoice($0, flag: "--tls-max") }
         try tls.validate()
         return tls
     }

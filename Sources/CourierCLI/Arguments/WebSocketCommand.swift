@@ -62,9 +62,16 @@ struct WebSocketCommand: AsyncParsableCommand {
         let request = try makeRequest()
         var configuration = SessionConfiguration.ephemeral
         configuration.proxy = try proxyFlag.settings()
-        let manager = SessionManager(configuration: configuration)
+        let tls = try tlsFlags.options()
+        var transport = NIOTransport.Configuration()
+        transport.minimumTLSVersion = tls.minimumVersion?.nioVersion
+        transport.maximumTLSVersion = tls.maximumVersion?.nioVersion
+        let manager =
+            tls.minimumVersion == nil && tls.maximumVersion == nil
+            ? SessionManager(configuration: configuration)
+            : SessionManager(configuration: configuration, transport: NIOTransport(configuration: transport))
         defer { manager.invalidate(cancelingTasks: true) }
-        try tlsFlags.options().apply(to: manager)
+        try tls.apply(to: manager)
         let socket = manager.webSocketTask(with: request, protocols: protocols, maximumMessageSize: maxMessageSize)
         do {
             // Connected before standard input is read, so that an input that ends at once still reports a failure.

@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+import NIOSSL
 
 /// The TLS flags: `--pin-public-key`, `--pin-cert`, `--cacert`, `--cert`/`--key`, `--insecure`.
 ///
@@ -19,12 +20,32 @@ struct TLSOptions: Sendable, Hashable {
     var clientKeyFile: String?
     /// `--insecure`: accept any certificate and host name.
     var insecure = false
+    /// `--cert-key-pass`: the passphrase of an encrypted `--key` (or of the `--cert` file's key), or of a PKCS#12
+    /// `--cert`.
+    var clientKeyPassphrase: String?
+    /// `--tls-min` and `--tls-max`: the oldest and newest TLS versions offered (transport settings, not the policy).
+    var minimumVersion: TLSVersionChoice?
+    var maximumVersion: TLSVersionChoice?
 
     /// No TLS options.
     init() {}
 
-    /// Whether no TLS flag was given (the platform's default trust applies).
-    var isEmpty: Bool { self == TLSOptions() }
+    /// Whether no flag that makes a security policy was given (the platform's default trust applies).
+    var isEmpty: Bool {
+        var policyOnly = self
+        (policyOnly.minimumVersion, policyOnly.maximumVersion) = (nil, nil)
+        return policyOnly == TLSOptions()
+    }
+
+    /// Whether the `--cert` file is a PKCS#12 archive (`.p12`, `.pfx`, or DER rather than PEM), which holds the key.
+    static func isPKCS12(_ path: String) -> Bool {
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".p12") || lowered.hasSuffix(".pfx") { return true }
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let start = (try? handle.read(upToCount: 64)) ?? Data()
+        return start.first == 0x30 && !String(decoding: start, as: UTF8.self).contains("-----BEGIN")
+    }
 
     /// The flags given, for messages.
     var flagNames: [String] {
@@ -34,6 +55,7 @@ struct TLSOptions: Sendable, Hashable {
         if caCertificateFile != nil { names.append("--cacert") }
         if clientCertificateFile != nil { names.append("--cert") }
         if clientKeyFile != nil { names.append("--key") }
+        if clientKeyPassphrase != nil { names.append("--cert-key-pass") }
         if insecure { names.append("--insecure") }
         return names
     }
@@ -55,6 +77,16 @@ struct TLSOptions: Sendable, Hashable {
             .compactMap { flag, path in path.map { (flag, $0) } }
         for (flag, path) in files where !FileManager.default.isReadableFile(atPath: path) {
             throw CommandFailure(.failure, "\(flag) \(path): the file does not exist or cannot be read")
+        }
+        if let minimumVersion, let maximumVersion, minimumVersion > maximumVersion {
+            throw CommandFailure(
+                .failure, "--tls-min \(minimumVersion.rawValue) is newer than --tls-max \(maximumVersion.rawValue)")
+        }
+        if clientKeyPassphrase != nil, clientCertificateFile == nil {
+            throw CommandFailure(.failure, "--cert-key-pass needs --cert: it unlocks the client certificate's key")
+        }
+        if let clientCertificateFile, clientKeyFile != nil, Self.isPKCS12(clientCertificateFile) {
+            throw CommandFailure(.failure, "--key cannot be used with a PKCS#12 --cert, which holds its own key")
         }
         if clientKeyFile != nil, clientCertificateFile == nil {
             throw CommandFailure(.failure, "--key needs --cert: the key belongs to a client certificate")
@@ -99,9 +131,14 @@ struct TLSOptions: Sendable, Hashable {
         }
         if let clientCertificateFile {
             policy.clientCertificate = try convert("--cert \(clientCertificateFile)") {
-                try ClientCertificate(
+                if Self.isPKCS12(clientCertificateFile) {
+                    return try ClientCertificate(
+                        pkcs12: try Data(contentsOf: URL(fileURLWithPath: clientCertificateFile)),
+                        passphrase: clientKeyPassphrase ?? "")
+                }
+                return try ClientCertificate(
                     pemCertificateFile: URL(fileURLWithPath: clientCertificateFile),
-                    privateKeyFile: clientKeyFile.map { URL(fileURLWithPath: $0) })
+                    privateKeyFile: clientKeyFile.map { URL(fileURLWithPath: $0) }, passphrase: clientKeyPassphrase)
             }
         }
         if insecure {
@@ -116,6 +153,37 @@ struct TLSOptions: Sendable, Hashable {
             return try body()
         } catch {
             throw CommandFailure(.failure, "\(flag): \(error)")
+        }
+    }
+}
+
+/// A TLS version for `--tls-min` and `--tls-max`: `1.0` to `1.3` (curl's spelling; `tls1.2` is taken too).
+enum TLSVersionChoice: String, Sendable, Hashable, Comparable, CaseIterable {
+    case v1_0 = "1.0"
+    case v1_1 = "1.1"
+    case v1_2 = "1.2"
+    case v1_3 = "1.3"
+
+    /// - Throws: ``CommandFailure`` naming the flag and the versions it takes.
+    init(_ text: String, flag: String) throws {
+        let bare = text.lowercased().hasPrefix("tls") ? String(text.dropFirst(3)).trimmingPrefix("v") : text[...]
+        guard let version = TLSVersionChoice(rawValue: String(bare)) else {
+            throw CommandFailure(.failure, "\(flag) “\(text)”: use 1.0, 1.1, 1.2 or 1.3")
+        }
+        self = version
+    }
+
+    static func < (lhs: TLSVersionChoice, rhs: TLSVersionChoice) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// NIOSSL's version.
+    var nioVersion: TLSVersion {
+        switch self {
+        case .v1_0: .tlsv1
+        case .v1_1: .tlsv11
+        case .v1_2: .tlsv12
+        case .v1_3: .tlsv13
         }
     }
 }

@@ -208,13 +208,20 @@ struct RequestRunner {
         return manager
     }
 
-    /// The platform's transport, or, for `--connect-timeout` and `--resolve`, an ``NIOTransport`` set up for them.
+    /// The platform's transport, or, for `--connect-timeout`, `--resolve`, `--tls-min` and `--tls-max`, an
+    /// ``NIOTransport`` set up for them.
     func makeTransport() -> any Transport {
         let addresses = ResolveRule.hostAddresses(options.resolve, for: URL(string: options.plan.url))
-        guard options.connectTimeout != nil || !addresses.isEmpty else { return SessionManager.defaultTransport() }
+        let tls = options.tls
+        guard
+            options.connectTimeout != nil || !addresses.isEmpty || tls.minimumVersion != nil
+                || tls.maximumVersion != nil
+        else { return SessionManager.defaultTransport() }
         var configuration = NIOTransport.Configuration()
         if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
         configuration.hostAddresses = addresses
+        configuration.minimumTLSVersion = tls.minimumVersion?.nioVersion
+        configuration.maximumTLSVersion = tls.maximumVersion?.nioVersion
         return NIOTransport(configuration: configuration)
     }
 
