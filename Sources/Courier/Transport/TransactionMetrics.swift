@@ -62,6 +62,9 @@ public struct TransactionMetrics: Sendable, Hashable {
     public var isReusedConnection = false
     /// The TLS version of an `https` connection, e.g. `TLSv1.3`.
     public var negotiatedTLSProtocolVersion: String?
+    /// The IP address the connection went to (`URLSessionTaskTransactionMetrics.remoteAddress`), when the transport
+    /// knows it (``NIOTransport``'s connections; not through a proxy, whose address it would be).
+    public var remoteAddress: String?
     /// Request-body bytes sent.
     public var countOfRequestBodyBytesSent: Int64 = 0
     /// Response-body bytes received, after decompression.

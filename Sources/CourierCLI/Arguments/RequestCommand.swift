@@ -50,6 +50,14 @@ struct RequestCommand: AsyncParsableCommand {
     var pretty: String = PrettyMode.auto.rawValue
     @Flag(help: "Print the request as it would be sent, and do not send it.")
     var offline = false
+    @Flag(help: "After the body, print the elapsed time and the connect, first-byte and total times (HTTPie's).")
+    var meta = false
+    @Option(
+        name: [.customShort("w"), .customLong("write-out")],
+        help: ArgumentHelp(
+            "After the transfer, print FORMAT with %{http_code}, %{time_total}, %{time_connect}, "
+                + "%{time_starttransfer}, %{size_download} and %{remote_ip} filled in (curl's).", valueName: "FORMAT"))
+    var writeOut: String?
 
     @Flag(name: [.short, .long], help: "Save the body to a file named from Content-Disposition or the URL.")
     var download = false
@@ -192,7 +200,7 @@ struct RequestCommand: AsyncParsableCommand {
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
             resolve: resolveRules, rawBody: rawBody, unixSocket: try unixSocket.map(UnixSocket.init),
-            netrcAuth: netrc)
+            netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }
 }
 

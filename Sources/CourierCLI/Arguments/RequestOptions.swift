@@ -50,4 +50,8 @@ struct RequestOptions: Sendable {
     var unixSocket: UnixSocket? = nil
     /// Credentials from the netrc file, used when neither the command nor the session gives any.
     var netrcAuth: AuthOptions? = nil
+    /// `--meta`: the elapsed time and phases after the body.
+    var meta = false
+    /// `-w/--write-out`: curl's format, printed after the transfer.
+    var writeOut: String? = nil
 }

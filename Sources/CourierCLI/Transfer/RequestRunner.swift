@@ -62,7 +62,9 @@ struct RequestRunner {
         let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
         defer { spinner?.stop() }
         let metrics = options.showsMetrics ? MetricsPrinter(console: console) : nil
-        let monitors: [any EventMonitor] = (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? [])
+        let summary = options.meta || options.writeOut != nil ? TransferSummary() : nil
+        let monitors: [any EventMonitor] =
+            (spinner.map { [$0.monitor] } ?? []) + (metrics.map { [$0] } ?? []) + (summary.map { [$0] } ?? [])
         var runner = self
         runner.options.auth = auth
         let manager = try runner.makeManager(monitors: monitors, cookies: cookies.jar)
@@ -77,6 +79,18 @@ struct RequestRunner {
             throw error
         }
         await metrics?.waitUntilPrinted()
+        if let summary, let done = await summary.waitUntilCompleted() {
+            if options.meta { console.out(TransferSummary.meta(done.metrics)) }
+            if let format = options.writeOut {
+                let (text, unknown) = TransferSummary.writeOut(format, metrics: done.metrics, status: done.status)
+                for name in unknown {
+                    console.err(
+                        "courier: warning: -w: unknown variable %{\(TerminalText.escape(name, keepingLineBreaks: false))}"
+                            + "; known: \(TransferSummary.variables.joined(separator: ", "))\n")
+                }
+                console.out(text)
+            }
+        }
         try saveCookies(cookies, session: sessionFile, stored: stored, plan: plan)
         try await console.flush()  // `--cookie-jar -` wrote to standard output
         return status

@@ -165,6 +165,7 @@ import Testing
         #expect(!new.isReusedConnection)
         #expect(new.negotiatedTLSProtocolVersion == "TLSv1.3")
         #expect(new.networkProtocolName == protocolName)
+        #expect(new.remoteAddress == "127.0.0.1")
         #expect(new.connectEndDate != nil && new.secureConnectionEndDate != nil)
         #expect(new.requestEndDate != nil)
         #expect(reused.isReusedConnection)
@@ -179,6 +180,7 @@ import Testing
         let streamedTransaction = try #require(streamedMetrics.transactionMetrics.first)
         #expect(streamedTransaction.isReusedConnection == !transportConfiguration.usesOwnConnections)
         #expect(streamedTransaction.negotiatedTLSProtocolVersion == "TLSv1.3")
+        #expect(streamedTransaction.remoteAddress == "127.0.0.1")  // through AsyncHTTPClient's pool
         #expect(streamedTransaction.networkProtocolName == protocolName)
         #expect(streamedTransaction.responseEndDate != nil)
         #expect(streamedTransaction.countOfResponseBodyBytesReceived == Int64(streamedBytes))

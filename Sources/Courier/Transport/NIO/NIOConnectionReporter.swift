@@ -17,14 +17,16 @@ enum NIOConnectionReporter {
 
     /// What one connection or stream reports, with the unchanging part of the field made once, not per response.
     struct Report {
-        /// `" <ready, µs since 1970> <TLS version or ->"`.
+        /// `" <ready, µs since 1970> <TLS version or -> <peer's IP address or ->"`.
         private let middle: String
         /// `h2` for an HTTP/2 stream; an HTTP/1 connection names the version of each response.
         private let protocolName: String?
         private var isReused: Bool
 
-        init(ready: Date, tlsVersion: String?, protocolName: String?, isReused: Bool) {
-            middle = " \(Int64((ready.timeIntervalSince1970 * 1_000_000).rounded())) \(tlsVersion ?? "-")"
+        init(ready: Date, tlsVersion: String?, protocolName: String?, isReused: Bool, remoteAddress: String?) {
+            middle =
+                " \(Int64((ready.timeIntervalSince1970 * 1_000_000).rounded())) \(tlsVersion ?? "-") "
+                + (remoteAddress ?? "-")
             self.protocolName = protocolName
             self.isReused = isReused
         }
@@ -49,23 +51,33 @@ enum NIOConnectionReporter {
 
     private static func decode(_ value: String) -> NIOConnectionFacts? {
         let parts = value.split(separator: " ")
-        guard parts.count == 4, let micros = Int64(parts[1]) else { return nil }
+        guard parts.count == 5, let micros = Int64(parts[1]) else { return nil }
         return NIOConnectionFacts(
             isReused: parts[0] == "r", connectStart: nil,
             ready: Date(timeIntervalSince1970: Double(micros) / 1_000_000),
-            tlsVersion: parts[2] == "-" ? nil : String(parts[2]), protocolName: String(parts[3]))
+            tlsVersion: parts[2] == "-" ? nil : String(parts[2]), protocolName: String(parts[4]),
+            remoteAddress: parts[3] == "-" ? nil : String(parts[3]))
     }
 
     /// The report of a new HTTP/1 connection, ready now (AsyncHTTPClient's debug initializer runs after the TLS
     /// handshake).
-    static func connectionReport(_ pipeline: ChannelPipeline.SynchronousOperations) -> Report {
-        Report(ready: Date(), tlsVersion: tlsVersion(of: pipeline), protocolName: nil, isReused: false)
+    static func connectionReport(_ channel: any Channel) -> Report {
+        Report(
+            ready: Date(), tlsVersion: tlsVersion(of: channel.pipeline.syncOperations), protocolName: nil,
+            isReused: false, remoteAddress: remoteAddress(of: channel))
+    }
+
+    /// The IP address `channel` is connected to; `nil` for a Unix socket or an unknown peer.
+    static func remoteAddress(of channel: any Channel) -> String? {
+        channel.remoteAddress?.ipAddress
     }
 
     /// Notes when a new HTTP/2 connection was ready and its TLS version, for its streams' reports.
     static func recordHTTP2Connection(_ channel: any Channel) -> EventLoopFuture<Void> {
         channel.onLoop { pipeline in
-            try pipeline.addHandler(HTTP2ConnectionRecord(ready: Date(), tlsVersion: tlsVersion(of: pipeline)))
+            try pipeline.addHandler(
+                HTTP2ConnectionRecord(
+                    ready: Date(), tlsVersion: tlsVersion(of: pipeline), remoteAddress: remoteAddress(of: channel)))
         }
     }
 
@@ -76,7 +88,7 @@ enum NIOConnectionReporter {
         defer { record?.streams += 1 }
         return Report(
             ready: record?.ready ?? Date(), tlsVersion: record?.tlsVersion, protocolName: "h2",
-            isReused: (record?.streams ?? 0) > 0)
+            isReused: (record?.streams ?? 0) > 0, remoteAddress: record?.remoteAddress)
     }
 
     /// The TLS version the pipeline's `NIOSSLHandler` negotiated, as `TransactionMetrics` names it.
@@ -99,11 +111,13 @@ private final class HTTP2ConnectionRecord: ChannelInboundHandler {
 
     let ready: Date
     let tlsVersion: String?
+    let remoteAddress: String?
     /// Streams opened so far, touched on the connection's event loop only.
     var streams = 0
 
-    init(ready: Date, tlsVersion: String?) {
+    init(ready: Date, tlsVersion: String?, remoteAddress: String?) {
         self.ready = ready
         self.tlsVersion = tlsVersion
+        self.remoteAddress = remoteAddress
     }
 }

@@ -23,6 +23,7 @@ struct NIOExchangeTiming: Sendable {
             metrics.isReusedConnection = connection.isReused
             metrics.networkProtocolName = connection.protocolName
             metrics.negotiatedTLSProtocolVersion = connection.tlsVersion
+            metrics.remoteAddress = connection.remoteAddress
             // A reused connection has no connect dates, as in URLSession's metrics.
             if !connection.isReused {
                 metrics.connectStartDate = connection.connectStart
@@ -46,4 +47,6 @@ struct NIOConnectionFacts: Sendable, Equatable {
     var tlsVersion: String?
     /// `http/1.1`, `http/1.0` or `h2`.
     var protocolName: String
+    /// The peer's IP address.
+    var remoteAddress: String? = nil
 }

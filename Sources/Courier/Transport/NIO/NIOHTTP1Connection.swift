@@ -33,6 +33,7 @@ final class NIOHTTP1Connection: NIOExchangeCarrier {
         let handler = try channel.pipeline.syncOperations.handler(type: NIOHTTP1ExchangeHandler.self)
         handler.connected = (connectStart, Date())
         handler.tlsVersion = NIOConnectionReporter.tlsVersion(of: channel.pipeline.syncOperations)
+        handler.remoteAddress = NIOConnectionReporter.remoteAddress(of: channel)
         protocolHandler = .http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
     }
 
@@ -140,6 +141,8 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     var connected: (start: Date, ready: Date)?
     /// The connection's TLS version, over TLS.
     var tlsVersion: String?
+    /// The peer's IP address.
+    var remoteAddress: String?
     /// On an HTTP/2 stream: its connection's facts, and the request goes out without the fields HTTP/2 forbids.
     private let streamFacts: NIOConnectionFacts?
     /// Exchanges written so far.
@@ -203,7 +206,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
             if let connected {
                 timing.connection = NIOConnectionFacts(
                     isReused: exchangesStarted > 0, connectStart: connected.start, ready: connected.ready,
-                    tlsVersion: tlsVersion, protocolName: "http/1.1")
+                    tlsVersion: tlsVersion, protocolName: "http/1.1", remoteAddress: remoteAddress)
             }
             requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
                 $0.caseInsensitiveEquals("close")

@@ -121,7 +121,8 @@ final class NIOHTTP1Pool: Sendable {
                             case .http2:
                                 let facts = NIOConnectionFacts(
                                     isReused: false, connectStart: connectStart, ready: Date(),
-                                    tlsVersion: NIOConnectionReporter.tlsVersion(of: pipeline), protocolName: "h2")
+                                    tlsVersion: NIOConnectionReporter.tlsVersion(of: pipeline), protocolName: "h2",
+                                    remoteAddress: NIOConnectionReporter.remoteAddress(of: channel))
                                 let streams = try NIOHTTP2Streams.configure(
                                     pipeline, channel: channel, decompressionLimit: decompressionLimit, facts: facts)
                                 try pipeline.addHandler(NIOHTTP2StreamsHolder(streams))

@@ -67,7 +67,7 @@ final class NIOResponseHeadGuard: ChannelInboundHandler, RemovableChannelHandler
     static func install(on channel: any Channel) -> EventLoopFuture<Void> {
         channel.onLoop { pipeline in
             try pipeline.addHandler(
-                NIOResponseHeadGuard(report: NIOConnectionReporter.connectionReport(pipeline)),
+                NIOResponseHeadGuard(report: NIOConnectionReporter.connectionReport(channel)),
                 position: .after(try pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)))
         }
     }
