@@ -115,3 +115,15 @@ extension NIOTransport {
         return nil
     }
 }
+
+extension NIOTransport {
+    /// The error for an exchange in which a caller's `HTTPClient` (``init(configuration:httpClient:)``) followed a
+    /// redirect itself, bypassing the session's redirect rules.
+    static func redirectFollowedByClient(_ url: URL) -> CourierError {
+        .unsupportedURL(
+            url,
+            reason: "the HTTPClient given to NIOTransport followed a redirect itself; make it with "
+                + "redirectConfiguration: .disallow, since the session follows redirects",
+            context: CourierError.Context())
+    }
+}

@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -376,45 +375,6 @@ public final class NIOTransport: Transport {
     /// The pool's view of `url`, or `nil` when the pool does not serve it (see ``NIOHTTP1Target/init(url:)``).
     private func http1Target(_ url: URL) -> NIOHTTP1Target? {
         http1Targets.value(for: url) { NIOHTTP1Target(url: url) }
-    }
-
-    /// Whether a request with `method` may be sent again, once, after its connection was lost before any byte of a
-    /// response arrived: only idempotent methods (RFC 9110 §9.2.2), as URLSession and curl do.
-    ///
-    /// A pooled connection can be closed by its server (an idle timeout, or bytes the server should not have sent)
-    /// in the instant AsyncHTTPClient hands it to the next request; that request then fails without having reached
-    /// the server, and a second attempt goes out on a new connection.
-    static func mayRetryOnAnotherConnection(method: String) -> Bool {
-        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
-    }
-
-    /// The error for an exchange in which a caller's `HTTPClient` (``init(configuration:httpClient:)``) followed a
-    /// redirect itself, bypassing the session's redirect rules.
-    static func redirectFollowedByClient(_ url: URL) -> CourierError {
-        .unsupportedURL(
-            url,
-            reason: "the HTTPClient given to NIOTransport followed a redirect itself; make it with "
-                + "redirectConfiguration: .disallow, since the session follows redirects",
-            context: CourierError.Context())
-    }
-
-    /// How many times an idempotent request goes out again when HTTP/2 streams it was sent on were refused unread.
-    static let refusedStreamAttempts = 3
-
-    /// Whether an exchange failed on an HTTP/2 stream its server never read: dropped by the server's `GOAWAY` (NIOHTTP2
-    /// closes the streams past its last stream ID as cancelled) or reset as refused. Such a request can go out again
-    /// on another connection (RFC 9113 §8.7); a server that keeps refusing is asked a bounded number of times.
-    static func wasRefusedUnprocessed(_ result: Result<NIOBodyGatherer.Gathered, any Error>) -> Bool {
-        guard case .failure(let error) = result, let closed = error as? NIOHTTP2Errors.StreamClosed else {
-            return false
-        }
-        return closed.errorCode == .refusedStream || closed.errorCode == .cancel
-    }
-
-    /// Whether `error` is the loss of a connection (not a refusal, a timeout or a cancellation).
-    static func isStaleConnection(_ error: CourierError) -> Bool {
-        if case .connectionLost = error { return true }
-        return false
     }
 
     /// The body of `request` as AsyncHTTPClient streams it (any body but a small `Data`), from its first byte.
