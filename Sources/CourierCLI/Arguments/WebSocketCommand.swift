@@ -64,12 +64,11 @@ struct WebSocketCommand: AsyncParsableCommand {
         configuration.proxy = try proxyFlag.settings()
         let tls = try tlsFlags.options()
         var transport = NIOTransport.Configuration()
-        transport.minimumTLSVersion = tls.minimumVersion?.nioVersion
-        transport.maximumTLSVersion = tls.maximumVersion?.nioVersion
+        tls.applyVersions(to: &transport)
         let manager =
-            tls.minimumVersion == nil && tls.maximumVersion == nil
-            ? SessionManager(configuration: configuration)
-            : SessionManager(configuration: configuration, transport: NIOTransport(configuration: transport))
+            tls.setsVersions
+            ? SessionManager(configuration: configuration, transport: NIOTransport(configuration: transport))
+            : SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         try tls.apply(to: manager)
         let socket = manager.webSocketTask(with: request, protocols: protocols, maximumMessageSize: maxMessageSize)

@@ -16,11 +16,14 @@ struct PreparedRequest: Sendable {
 enum RequestBuilder {
     static let userAgent = "courier/\(DefaultHeaders.courierVersion)"
 
-    /// Builds the request.
+    /// Builds the request; `rawBody` (``RawBody``), when given, is its whole body, and header items still win over
+    /// its type.
     ///
     /// - Throws: ``CommandFailure`` for a file that cannot be read or a `:=` value that is not JSON, and the
     ///   serializers' errors.
-    static func build(_ plan: RequestPlan, auth: AuthOptions?, timeout: TimeInterval?) throws -> PreparedRequest {
+    static func build(
+        _ plan: RequestPlan, auth: AuthOptions?, timeout: TimeInterval?, rawBody: RawBody? = nil
+    ) throws -> PreparedRequest {
         guard var url = URL(string: plan.url) else { throw CommandFailure(.failure, "“\(plan.url)” is not a URL") }
         let query = plan.items.compactMap { item -> String? in
             guard case .query(let value) = item.kind else { return nil }
@@ -59,6 +62,7 @@ enum RequestBuilder {
                 files: fileFields(plan))
             prepared = PreparedRequest(urlRequest: multipart, body: body)
         }
+        try rawBody?.apply(to: &prepared, mode: plan.requestedMode)
 
         for item in plan.items {
             switch item.kind {

@@ -37,6 +37,15 @@ struct TLSOptions: Sendable, Hashable {
         return policyOnly == TLSOptions()
     }
 
+    /// Whether `--tls-min` or `--tls-max` was given: they are transport settings, so the command makes its transport.
+    var setsVersions: Bool { minimumVersion != nil || maximumVersion != nil }
+
+    /// Sets `--tls-min` and `--tls-max` on a transport's configuration.
+    func applyVersions(to configuration: inout NIOTransport.Configuration) {
+        configuration.minimumTLSVersion = minimumVersion?.nioVersion
+        configuration.maximumTLSVersion = maximumVersion?.nioVersion
+    }
+
     /// Whether the `--cert` file is a PKCS#12 archive (`.p12`, `.pfx`, or DER rather than PEM), which holds the key.
     static func isPKCS12(_ path: String) -> Bool {
         let lowered = path.lowercased()

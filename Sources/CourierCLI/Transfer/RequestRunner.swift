@@ -29,7 +29,10 @@ struct RequestRunner {
             }
             ?? options.netrcAuth
         // Reading the files of name=@file items blocks: not on the cooperative pool.
-        var prepared = try await BlockingIO.run { try RequestBuilder.build(plan, auth: auth, timeout: timeout) }
+        let rawBody = options.rawBody
+        var prepared = try await BlockingIO.run {
+            try RequestBuilder.build(plan, auth: auth, timeout: timeout, rawBody: rawBody)
+        }
         if let socket = options.unixSocket, let url = prepared.urlRequest.url {
             guard let routed = socket.route(url) else {
                 throw CommandFailure(.failure, "--unix-socket takes an http or https URL")
@@ -38,16 +41,6 @@ struct RequestRunner {
                 prepared.urlRequest.setValue(UnixSocket.hostField(of: url), forHTTPHeaderField: "Host")
             }
             prepared.urlRequest.url = routed
-        }
-        if let rawBody = options.rawBody {
-            try rawBody.apply(to: &prepared, mode: plan.requestedMode)
-            // Header items win over the body's type, as they do over the serializers'.
-            for item in plan.items {
-                if case .header(let value) = item.kind {
-                    prepared.urlRequest.setValue(value, forHTTPHeaderField: item.name)
-                }
-                if case .removeHeader = item.kind { prepared.urlRequest.setValue(nil, forHTTPHeaderField: item.name) }
-            }
         }
         let cookies = try CommandCookies(
             session: stored, cookieOption: options.cookie, url: prepared.urlRequest.url)
@@ -226,16 +219,13 @@ struct RequestRunner {
     /// ``NIOTransport`` set up for them.
     func makeTransport() -> any Transport {
         let addresses = ResolveRule.hostAddresses(options.resolve, for: URL(string: options.plan.url))
-        let tls = options.tls
-        guard
-            options.connectTimeout != nil || !addresses.isEmpty || tls.minimumVersion != nil
-                || tls.maximumVersion != nil
-        else { return SessionManager.defaultTransport() }
+        guard options.connectTimeout != nil || !addresses.isEmpty || options.tls.setsVersions else {
+            return SessionManager.defaultTransport()
+        }
         var configuration = NIOTransport.Configuration()
         if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
         configuration.hostAddresses = addresses
-        configuration.minimumTLSVersion = tls.minimumVersion?.nioVersion
-        configuration.maximumTLSVersion = tls.maximumVersion?.nioVersion
+        options.tls.applyVersions(to: &configuration)
         return NIOTransport(configuration: configuration)
     }
 

@@ -97,6 +97,8 @@ final class NIOHTTP1Pool: Sendable {
         let timeout = connectTimeout
         let handshake = Locked<EventLoopFuture<NIOTLSNegotiation.Negotiated>?>(nil)
         let evaluation = Locked<TrustEvaluation?>(nil)
+        // Made inside the handshake, where an HTTP/2 pipeline is set up; taken once the connection is ready.
+        let http2 = Locked<NIOHTTP2Streams?>(nil)
         let connecting =
             bootstrap
             .connectTimeout(connectTimeout)
@@ -125,7 +127,7 @@ final class NIOHTTP1Pool: Sendable {
                                     remoteAddress: NIOConnectionReporter.remoteAddress(of: channel))
                                 let streams = try NIOHTTP2Streams.configure(
                                     pipeline, channel: channel, decompressionLimit: decompressionLimit, facts: facts)
-                                try pipeline.addHandler(NIOHTTP2StreamsHolder(streams))
+                                http2.withLock { $0 = streams }
                             }
                         })
                 }
@@ -135,12 +137,14 @@ final class NIOHTTP1Pool: Sendable {
             switch result {
             case .success(let channel):
                 guard let negotiating = handshake.withLock({ $0 }) else {
-                    return self.opened(channel, for: exchange, origin: origin, connectStart: connectStart)
+                    return self.opened(channel, for: exchange, origin: origin, connectStart: connectStart, http2: nil)
                 }
                 negotiating.whenComplete { negotiated in
                     switch negotiated {
                     case .success:
-                        self.opened(channel, for: exchange, origin: origin, connectStart: connectStart)
+                        self.opened(
+                            channel, for: exchange, origin: origin, connectStart: connectStart,
+                            http2: http2.withLock { $0 })
                     case .failure(let error):
                         channel.close(promise: nil)
                         self.connectionFailed(origin: origin)
@@ -161,15 +165,17 @@ final class NIOHTTP1Pool: Sendable {
         }
     }
 
-    /// A new connection is ready (TCP, and over TLS the handshake done and the pipeline set up for its protocol):
-    /// the pool hears of it, and it runs `exchange` and whatever the pool's rules hand it. Called on its loop.
+    /// A new connection is ready (TCP, and over TLS the handshake done and the pipeline set up for its protocol,
+    /// `http2` when it chose HTTP/2): the pool hears of it, and it runs `exchange` and whatever the pool's rules hand
+    /// it. Called on its loop.
     private func opened(
-        _ channel: any Channel, for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, connectStart: Date
+        _ channel: any Channel, for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, connectStart: Date,
+        http2: NIOHTTP2Streams?
     ) {
         let connection: NIOHTTP1Connection
         do {
-            if let holder = try? channel.pipeline.syncOperations.handler(type: NIOHTTP2StreamsHolder.self) {
-                connection = NIOHTTP1Connection(channel: channel, origin: origin, streams: holder.streams)
+            if let http2 {
+                connection = NIOHTTP1Connection(channel: channel, origin: origin, streams: http2)
             } else {
                 connection = try NIOHTTP1Connection(channel: channel, origin: origin, connectStart: connectStart)
             }
@@ -280,16 +286,5 @@ final class NIOHTTP1Pool: Sendable {
         for connection in connections {
             try? await connection.channel.close()
         }
-    }
-}
-
-/// Keeps an HTTP/2 connection's ``NIOHTTP2Streams`` in its pipeline from the handshake, where they are made, until
-/// the pool takes them; passes everything on.
-final class NIOHTTP2StreamsHolder: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-    let streams: NIOHTTP2Streams
-
-    init(_ streams: NIOHTTP2Streams) {
-        self.streams = streams
     }
 }

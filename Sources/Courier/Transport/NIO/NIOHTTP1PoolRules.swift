@@ -48,6 +48,25 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         /// The origin's connections negotiate their protocol (TLS that offers HTTP/2).
         var negotiates = false
 
+        /// Whether a connection opened now negotiates the origin's protocol, so nothing else opens meanwhile.
+        var opensNegotiating: Bool { negotiates && !speaksHTTP1 }
+
+        /// The waiters ``multiplexed`` can take now, each counted as one of its streams.
+        mutating func takeStreams() -> [Exchange] {
+            var taken: [Exchange] = []
+            while streams < streamLimit, let next = nextWaiting() {
+                streams += 1
+                taken.append(next)
+            }
+            return taken
+        }
+
+        /// No new exchange goes to ``multiplexed`` (closed, expired, or its server sent `GOAWAY`).
+        mutating func dropMultiplexed() {
+            multiplexed = nil
+            multiplexedIdleSince = nil
+        }
+
         /// The oldest waiting exchange that has not been cancelled meanwhile; cancelled ones are dropped.
         mutating func nextWaiting() -> Exchange? {
             while let exchange = waiting.popFirst() {
@@ -130,8 +149,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         origin.negotiates = negotiates
         var stale: [Connection] = []
         if let multiplexed = origin.multiplexed, let since = origin.multiplexedIdleSince, now - since > idleTimeout {
-            origin.multiplexed = nil  // closed as stale; its close is reported as for any connection
-            origin.multiplexedIdleSince = nil
+            origin.dropMultiplexed()  // closed as stale; its close is reported as for any connection
             stale.append(multiplexed)
         }
         if let multiplexed = origin.multiplexed {
@@ -155,7 +173,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
             return (.run(origin.idle.remove(at: index).connection, exchange), stale)
         }
         if origin.open < maximum {
-            origin.negotiating = negotiates && !origin.speaksHTTP1
+            origin.negotiating = origin.opensNegotiating
             origin.open += 1
             return (.connect(exchange), stale)
         }
@@ -179,13 +197,10 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         var opened = Opened(isOpen: true)
         if let streamLimit {
             origin.multiplexed = connection
-            origin.streamLimit = min(max(streamLimit, 1), Self.maximumStreamLimit)
+            origin.streamLimit = Self.streamLimit(streamLimit)
             origin.streams = 1
             origin.multiplexedIdleSince = nil
-            while origin.streams < origin.streamLimit, let next = origin.nextWaiting() {
-                origin.streams += 1
-                opened.run.append(next)
-            }
+            opened.run = origin.takeStreams()
         } else {
             origin.speaksHTTP1 = true
             while origin.open < maximumPerOrigin, let next = origin.nextWaiting() {
@@ -202,13 +217,13 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         guard !isShutDown, var origin = origins.removeValue(forKey: key) else { return [] }
         defer { origins[key] = origin }
         guard origin.multiplexed === connection else { return [] }
-        origin.streamLimit = min(max(streamLimit, 1), Self.maximumStreamLimit)
-        var run: [Exchange] = []
-        while origin.streams < origin.streamLimit, let next = origin.nextWaiting() {
-            origin.streams += 1
-            run.append(next)
-        }
-        return run
+        origin.streamLimit = Self.streamLimit(streamLimit)
+        return origin.takeStreams()
+    }
+
+    /// A server's stream limit as the rules keep it: at least 1, at most ``maximumStreamLimit``.
+    private static func streamLimit(_ limit: Int) -> Int {
+        min(max(limit, 1), maximumStreamLimit)
     }
 
     /// A stream of `key`'s HTTP/2 `connection` ended: the first waiter takes its place, or the connection counts as
@@ -232,11 +247,10 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         guard !isShutDown, var origin = origins.removeValue(forKey: key) else { return nil }
         defer { origins[key] = origin }
         guard origin.multiplexed === connection else { return nil }
-        origin.multiplexed = nil
-        origin.multiplexedIdleSince = nil
+        origin.dropMultiplexed()
         guard origin.open < maximumPerOrigin, let next = origin.nextWaiting() else { return nil }
         origin.open += 1
-        origin.negotiating = origin.negotiates && !origin.speaksHTTP1
+        origin.negotiating = origin.opensNegotiating
         return next
     }
 
@@ -260,10 +274,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
                 return nil
             }
             origin.idle.removeAll { $0.connection === connection }
-            if origin.multiplexed === connection {
-                origin.multiplexed = nil
-                origin.multiplexedIdleSince = nil
-            }
+            if origin.multiplexed === connection { origin.dropMultiplexed() }
         } else {
             origin.negotiating = false  // the connection that was to tell never opened
         }
@@ -271,7 +282,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
         var next: Exchange?
         if !isShutDown, origin.multiplexed == nil, !origin.negotiating, let waiter = origin.nextWaiting() {
             origin.open += 1
-            origin.negotiating = origin.negotiates && !origin.speaksHTTP1
+            origin.negotiating = origin.opensNegotiating
             next = waiter
         }
         origins[key] = origin.open == 0 && origin.waiting.isEmpty ? nil : origin
@@ -290,8 +301,7 @@ struct NIOHTTP1PoolRules<Connection: AnyObject, Exchange: NIOHTTP1PoolWaiter, Ke
             if let since = origins[key]?.multiplexedIdleSince, since < limit,
                 let multiplexed = origins[key]?.multiplexed
             {
-                origins[key]?.multiplexed = nil
-                origins[key]?.multiplexedIdleSince = nil
+                origins[key]?.dropMultiplexed()
                 expired.append(multiplexed)
             }
         }

@@ -77,7 +77,6 @@ extension NIOTransport {
         }
     }
 
-    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     /// The TLS profile of the own connections for `request`'s policy and HTTP version.
     ///
     /// - Throws: ``CourierError/requestFailed(underlyingError:context:)`` when the policy's client certificate
@@ -98,6 +97,7 @@ extension NIOTransport {
         }
     }
 
+    /// The trust gate `request` goes through, made on first use; `nil` when the shared client will do.
     func trustGate(for request: TransportRequest) throws -> NIOTrustGate? {
         // The scheme first: comparing policies is the costlier check, and plain http has no policy to enforce.
         guard URLCheck.isHTTPS(request.url), !request.securityPolicy.isDefault else { return nil }

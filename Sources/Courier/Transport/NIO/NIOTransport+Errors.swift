@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOHTTP2
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
@@ -39,11 +38,9 @@ extension NIOTransport {
             return .serverTrustEvaluationFailed(
                 host: url.host ?? "", reason: "the system's trust store does not trust the chain: \(error)")
         }
-        if let closed = error as? NIOHTTP2Errors.StreamClosed,
-            closed.errorCode == .refusedStream || closed.errorCode == .cancel
-        {
-            // The server refused the stream or dropped it with its `GOAWAY` (see `wasRefusedUnprocessed`): the
-            // request was not read, as on a connection lost before it was written.
+        if wasRefusedUnread(error) {
+            // The server refused the stream or dropped it with its `GOAWAY`: the request was not read, as on a
+            // connection lost before it was written.
             return .connectionLost(underlyingError: error, context: context)
         }
         if let error = error as? NIOHTTPDecoderError, error == .unsolicitedResponse {

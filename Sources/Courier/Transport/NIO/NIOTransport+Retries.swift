@@ -18,13 +18,11 @@ extension NIOTransport {
     /// How many times an idempotent request goes out again when HTTP/2 streams it was sent on were refused unread.
     static let refusedStreamAttempts = 3
 
-    /// Whether an exchange failed on an HTTP/2 stream its server never read: dropped by the server's `GOAWAY` (NIOHTTP2
+    /// Whether `error` ended an HTTP/2 stream its server never read: dropped by the server's `GOAWAY` (NIOHTTP2
     /// closes the streams past its last stream ID as cancelled) or reset as refused. Such a request can go out again
     /// on another connection (RFC 9113 §8.7); a server that keeps refusing is asked a bounded number of times.
-    static func wasRefusedUnprocessed(_ result: Result<NIOBodyGatherer.Gathered, any Error>) -> Bool {
-        guard case .failure(let error) = result, let closed = error as? NIOHTTP2Errors.StreamClosed else {
-            return false
-        }
+    static func wasRefusedUnread(_ error: any Error) -> Bool {
+        guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
         return closed.errorCode == .refusedStream || closed.errorCode == .cancel
     }
 

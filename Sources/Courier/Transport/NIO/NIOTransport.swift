@@ -319,9 +319,10 @@ public final class NIOTransport: Transport {
         let smallHead: (@Sendable () -> Void)? = alone ? { @Sendable in pending.headArrived() } : nil
         @Sendable func finish(_ result: Result<NIOBodyGatherer.Gathered, any Error>, sawHead: Bool, attempt: Int) {
             let mapped = result.mapError { Self.courierError($0, url: url, proxy: proxy) }
-            if case .failure(let error) = mapped, retriesStaleConnection, !sawHead, !cancellation.isCancelled,
+            if case .failure(let cause) = result, case .failure(let error) = mapped, retriesStaleConnection,
+                !sawHead, !cancellation.isCancelled,
                 attempt == 0 && Self.isStaleConnection(error)
-                    || attempt < Self.refusedStreamAttempts && Self.wasRefusedUnprocessed(result)
+                    || attempt < Self.refusedStreamAttempts && Self.wasRefusedUnread(cause)
             {
                 return run(attempt + 1)
             }
