@@ -198,7 +198,9 @@ struct FaultTests {
             try await waitUntil { task.countOfBytesReceived >= 5 }
             task.suspend()
             #expect(task.state == .suspended)
-            // A chunk already asked for may still land, later on a machine loaded by the rest of the suite.
+            // A read already waiting when suspend() came holds its chunk: a chunk already being delivered is the
+            // most that may still be counted. (Once, in CI, a read that waited through suspend() brought 25 bytes at
+            // once, 400 ms later: the platform had gathered 25 of the server's writes into one.)
             try await Task.sleep(for: .milliseconds(400))
             let whileSuspended = task.countOfBytesReceived
             try await Task.sleep(for: .milliseconds(300))
@@ -213,6 +215,61 @@ struct FaultTests {
             #expect(task.countOfBytesReceived == Int64(total))
             fixture.expectCompleted(task)
         }
+    }
+
+    /// A transport whose response body is whatever the test yields, when it yields it.
+    final class HeldBodyTransport: Transport {
+        let chunks: AsyncStream<Data>
+        let feed: AsyncStream<Data>.Continuation
+        let reads = Locked(0)
+
+        init() { (chunks, feed) = AsyncStream.makeStream(of: Data.self) }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let chunks = self.chunks
+            let reads = self.reads
+            let body = DataChunks {
+                var iterator = chunks.makeAsyncIterator()
+                return {
+                    reads.withLock { $0 += 1 }
+                    return await iterator.next()
+                }
+            }
+            return TransportResponse(
+                statusCode: 200, headers: HTTPHeaderFields(), url: request.url, httpVersion: "HTTP/1.1", body: body)
+        }
+
+        func shutdown() async {}
+    }
+
+    @Test("A body read already waiting when suspend() comes holds its chunk, and the end, until resume()")
+    func suspendHoldsTheChunkAlreadyAskedFor() async throws {
+        let transport = HeldBodyTransport()
+        let manager = HTTPSessionManager(
+            baseURL: URL(string: "http://127.0.0.1:9/"), configuration: .ephemeral, transport: transport)
+        manager.responseSerializer = HTTPResponseSerializer()
+        let calls = FaultCompletions()
+        let task = manager.dataTask(
+            with: URLRequest(url: URL(string: "http://127.0.0.1:9/a")!), completionHandler: calls.handler)
+        task.resume()
+        transport.feed.yield(Data("one".utf8))
+        try await waitUntil { task.countOfBytesReceived == 3 && transport.reads.value == 2 }
+        // The runner now waits in the transport's second read.
+        task.suspend()
+        transport.feed.yield(Data("two".utf8))
+        try await waitUntil { transport.reads.value == 2 }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(task.countOfBytesReceived == 3, "a chunk was counted while suspended")
+        // The body ends while the task is still suspended: the task does not complete.
+        transport.feed.finish()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(calls.count == 0)
+        #expect(task.state == .suspended)
+        task.resume()
+        try await calls.waitForCompletion()
+        #expect(calls.single?.object as? Data == Data("onetwo".utf8))
+        #expect(task.countOfBytesReceived == 6)
+        manager.invalidate(cancelingTasks: true)
     }
 
     @Test("cancel() while waiting for the head → -999, not a timeout", arguments: FaultTransportKind.all)

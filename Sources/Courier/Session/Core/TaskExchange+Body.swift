@@ -53,7 +53,12 @@ extension TaskExchange {
         while true {
             await task.waitWhileSuspended()
             try core.checkCancellation(task, delegate: delegate)
-            guard let chunk = try await iterator.next() else { break }
+            let next = try await iterator.next()
+            // A suspend that came while this read waited holds what it brought (a chunk, or the end) until resume:
+            // under load the platform may have gathered many of the server's writes into it.
+            await task.waitWhileSuspended()
+            try core.checkCancellation(task, delegate: delegate)
+            guard let chunk = next else { break }
             received += Int64(chunk.count)
             if received > limit { throw CollectedBodyLimit.error(Int(limit)) }
             try await deliver(chunk, into: sink)

@@ -115,7 +115,9 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     }
 
     /// Pauses a running task: it stops reading the response body (so the transport stops reading the socket)
-    /// until ``resume()``. Does nothing unless the task is running.
+    /// until ``resume()``. A chunk, or the body's end, that a read already waiting brings is held until then too, so
+    /// nothing more is counted or delivered (only a chunk already being delivered when this is called lands). Does
+    /// nothing unless the task is running.
     public func suspend() {
         if let announced = mutable.withLock({ $0.lifecycle.suspend() }).announce {
             controller?.taskDidChangeState(self, to: announced)
