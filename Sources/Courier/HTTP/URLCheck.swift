@@ -99,6 +99,14 @@ enum URLCheck {
         scheme(of: url.absoluteString).flatMap(webScheme) == .https
     }
 
+    /// The port a URL of `scheme` without one means: 443 for `https` and `wss`, 80 otherwise.
+    static func defaultPort(scheme: String?) -> Int {
+        switch scheme?.lowercased() {
+        case "https", "wss": 443
+        default: 80
+        }
+    }
+
     /// Whether `url` is plain `http`, in any case.
     static func isPlainHTTP(_ url: URL) -> Bool {
         scheme(of: url.absoluteString).flatMap(webScheme) == .http

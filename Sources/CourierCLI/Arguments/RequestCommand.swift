@@ -80,6 +80,12 @@ struct RequestCommand: AsyncParsableCommand {
     var resolve: [String] = []
     @Option(
         help: ArgumentHelp(
+            "Connect to HOST2 on PORT2 for requests to HOST on PORT, keeping HOST for Host, SNI and the certificate "
+                + "check; an empty part matches any (HOST, PORT) or keeps the request's (HOST2, PORT2) (curl's "
+                + "--connect-to); repeatable, the first that matches is taken.", valueName: "HOST:PORT:HOST2:PORT2"))
+    var connectTo: [String] = []
+    @Option(
+        help: ArgumentHelp(
             "Send the request to the Unix-domain socket at PATH, keeping the URL's host for Host (curl's).",
             valueName: "PATH"))
     var unixSocket: String?
@@ -157,6 +163,7 @@ struct RequestCommand: AsyncParsableCommand {
         let maxTime = try maxTime.map { try TimeLimit.checked($0, flag: "--max-time") }
         let connectTimeout = try connectTimeout.map { try TimeLimit.checked($0, flag: "--connect-timeout") }
         let resolveRules = try resolve.map(ResolveRule.init)
+        let connectToRules = try connectTo.map(ConnectToRule.init)
         guard (0...100).contains(retry) else {
             throw CommandFailure(.failure, "--retry \(retry): use a number from 0 to 100")
         }
@@ -199,7 +206,8 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, rawBody: rawBody, unixSocket: try unixSocket.map(UnixSocket.init),
+            resolve: resolveRules, connectTo: connectToRules, rawBody: rawBody,
+            unixSocket: try unixSocket.map(UnixSocket.init),
             netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }
 }

@@ -44,6 +44,8 @@ struct RequestOptions: Sendable {
     var connectTimeout: TimeInterval? = nil
     /// `--resolve`: addresses to connect to for some hosts and ports.
     var resolve: [ResolveRule] = []
+    /// `--connect-to`: hosts and ports to connect to instead, for some hosts and ports.
+    var connectTo: [ConnectToRule] = []
     /// The whole body from `--raw`, `@FILE` or standard input, instead of data fields.
     var rawBody: RawBody? = nil
     /// `--unix-socket`: the socket every request goes to.

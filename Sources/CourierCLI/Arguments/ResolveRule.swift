@@ -41,8 +41,13 @@ struct ResolveRule: Sendable, Hashable {
     /// The addresses `NIOTransport` connects to for `url`: the rules for its host and port (its scheme's default
     /// when it has none).
     static func hostAddresses(_ rules: [ResolveRule], for url: URL?) -> [String: String] {
-        guard let url, let host = url.host?.lowercased() else { return [:] }
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        guard let url, let host = url.host else { return [:] }
+        return hostAddresses(rules, host: host, port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
+    }
+
+    /// The addresses `NIOTransport` connects to for `host` on `port`: the rules for them.
+    static func hostAddresses(_ rules: [ResolveRule], host: String, port: Int) -> [String: String] {
+        let host = host.lowercased()
         var addresses: [String: String] = [:]
         for rule in rules where rule.host == host && rule.port == port { addresses[host] = rule.address }
         return addresses

@@ -215,16 +215,22 @@ struct RequestRunner {
         return manager
     }
 
-    /// The platform's transport, or, for `--connect-timeout`, `--resolve`, `--tls-min` and `--tls-max`, an
-    /// ``NIOTransport`` set up for them.
+    /// The platform's transport, or, for `--connect-timeout`, `--resolve`, `--connect-to`, `--tls-min` and
+    /// `--tls-max`, an ``NIOTransport`` set up for them.
     func makeTransport() -> any Transport {
-        let addresses = ResolveRule.hostAddresses(options.resolve, for: URL(string: options.plan.url))
-        guard options.connectTimeout != nil || !addresses.isEmpty || options.tls.setsVersions else {
-            return SessionManager.defaultTransport()
+        let url = URL(string: options.plan.url)
+        let routes = options.connectTo.map(\.route)
+        var addresses = ResolveRule.hostAddresses(options.resolve, for: url)
+        // As in curl, --resolve also gives the address of a --connect-to target.
+        if let target = url.flatMap({ NIOTransport.ConnectionRoute.target(of: $0, in: routes) }) {
+            addresses.merge(ResolveRule.hostAddresses(options.resolve, host: target.host, port: target.port)) { $1 }
         }
+        guard options.connectTimeout != nil || !addresses.isEmpty || !routes.isEmpty || options.tls.setsVersions
+        else { return SessionManager.defaultTransport() }
         var configuration = NIOTransport.Configuration()
         if let connectTimeout = options.connectTimeout { configuration.connectTimeout = connectTimeout }
         configuration.hostAddresses = addresses
+        configuration.connectionRoutes = routes
         options.tls.applyVersions(to: &configuration)
         return NIOTransport(configuration: configuration)
     }

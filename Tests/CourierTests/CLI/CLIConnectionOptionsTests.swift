@@ -3,7 +3,7 @@ import Testing
 
 @testable import CourierCLI
 
-/// curl's `--resolve HOST:PORT:ADDR` and `--connect-timeout SECONDS`.
+/// curl's `--resolve HOST:PORT:ADDR`, `--connect-to HOST:PORT:HOST2:PORT2` and `--connect-timeout SECONDS`.
 struct CLIConnectionOptionsTests {
     @Test func resolveConnectsToTheAddressAndKeepsTheHostName() async throws {
         let server = try await ScriptedServer.start([.init(status: 200, body: "resolved")])
@@ -38,6 +38,52 @@ struct CLIConnectionOptionsTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("--resolve"), "stderr: \(result.stderr)")
         #expect(result.stderr.contains("use HOST:PORT:ADDR"), "stderr: \(result.stderr)")
+    }
+
+    @Test func connectToGoesToTheOtherHostAndPortAndKeepsTheURLsHost() async throws {
+        let server = try await ScriptedServer.start([
+            .init(status: 200, body: "routed"), .init(status: 200, body: "again"),
+        ])
+        let port = try #require(server.baseURL.port)
+        // Nothing listens on port 80 here, and `.test` names never resolve: only the rule reaches the server.
+        let result = try await CourierProcess.run([
+            "--connect-to", "other.test::127.0.0.2:", "--connect-to", "api.example.test:80:127.0.0.1:\(port)",
+            "http://api.example.test/me",
+        ])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("routed"))
+        #expect(server.received.first?.headers["host"] == "api.example.test")
+        // An empty target host keeps the URL's, which --resolve then gives the address of (as in curl).
+        let resolved = try await CourierProcess.run([
+            "--connect-to", "::api.example.test:\(port)", "--resolve", "api.example.test:\(port):127.0.0.1",
+            "http://api.example.test:8080/again",
+        ])
+        #expect(resolved.status == 0, "stderr: \(resolved.stderr)")
+        #expect(resolved.stdout.contains("again"))
+        #expect(server.received.last?.headers["host"] == "api.example.test:8080")
+        try await server.stop()
+    }
+
+    @Test func connectToParsesCurlsForms() throws {
+        let full = try ConnectToRule("API.example.test:443:[::1]:8443").route
+        #expect(full.host == "api.example.test" && full.port == 443)
+        #expect(full.targetHost == "::1" && full.targetPort == 8443)
+        let any = try ConnectToRule(":::").route
+        #expect(any.host == nil && any.port == nil && any.targetHost == nil && any.targetPort == nil)
+        let v6 = try ConnectToRule("[::1]:80:backend.test:").route
+        #expect(v6.host == "::1" && v6.targetHost == "backend.test" && v6.targetPort == nil)
+    }
+
+    @Test(arguments: [
+        "api.example.test", "api.example.test:80:127.0.0.1", "api.example.test:0:127.0.0.1:80",
+        "api.example.test:80:127.0.0.1:70000", "a:http::", "[::1:80::", "a:80:b:80:c", "a b:80::", "a:80:\u{1B}[31m:",
+    ])
+    func aMalformedConnectToIsRefused(rule: String) async throws {
+        let result = try await CourierProcess.run(["--connect-to", rule, "http://api.example.test/"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--connect-to"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("use HOST:PORT:HOST2:PORT2"), "stderr: \(result.stderr)")
+        #expect(!result.stderr.contains("\u{1B}"), "stderr: \(result.stderr)")
     }
 
     @Test func connectTimeoutIsCheckedAndApplied() async throws {

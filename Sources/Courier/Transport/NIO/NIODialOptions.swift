@@ -1,16 +1,26 @@
 import NIOCore
 import NIOPosix
 
-/// Where ``NIOTransport``'s own connections (its HTTP/1.1 pool, WebSockets, the trust gate's probe) connect and from
-/// which local address, as ``NIOTransport/Configuration/hostAddresses`` and
-/// ``NIOTransport/Configuration/localAddress`` say, so that they go where AsyncHTTPClient's connections go.
+/// Where ``NIOTransport``'s own connections (its pool, WebSockets, the trust gate's probe) connect and from which
+/// local address, as ``NIOTransport/Configuration/connectionRoutes``, ``NIOTransport/Configuration/hostAddresses``
+/// and ``NIOTransport/Configuration/localAddress`` say, so that they go where AsyncHTTPClient's connections go.
 struct NIODialOptions: Sendable {
+    var routes: [NIOTransport.ConnectionRoute] = []
     var hostAddresses: [String: String] = [:]
     var localAddress: String?
 
-    /// The host or address to connect to for a URL's `host`: its override, or the host itself.
+    /// The host or address to connect to for a host: its override, or the host itself.
     func address(for host: String) -> String {
         hostAddresses[host] ?? hostAddresses[host.lowercased()] ?? host
+    }
+
+    /// The host or address and the port to connect to for an origin's `host` and `port`: the first route that
+    /// matches them, then the target host's address.
+    func target(host: String, port: Int) -> (host: String, port: Int) {
+        guard !routes.isEmpty, let normalized = NIOTransport.ConnectionRoute.normalized(host),
+            let route = routes.first(where: { $0.matches(host: normalized, port: port) })
+        else { return (address(for: host), port) }
+        return (address(for: route.targetHost ?? host), route.targetPort ?? port)
     }
 
     /// `bootstrap`, bound to the local address when there is one.

@@ -95,6 +95,7 @@ final class NIOHTTP1Pool: Sendable {
             return exchange.finish(.failure(error), sawHead: false)
         }
         let timeout = connectTimeout
+        let target = dialOptions.target(host: origin.host, port: origin.port)
         let handshake = Locked<EventLoopFuture<NIOTLSNegotiation.Negotiated>?>(nil)
         let evaluation = Locked<TrustEvaluation?>(nil)
         // Made inside the handshake, where an HTTP/2 pipeline is set up; taken once the connection is ready.
@@ -132,7 +133,7 @@ final class NIOHTTP1Pool: Sendable {
                         })
                 }
             }
-            .connect(host: dialOptions.address(for: origin.host), port: origin.port)
+            .connect(host: target.host, port: target.port)
         connecting.whenComplete { result in
             switch result {
             case .success(let channel):

@@ -29,7 +29,8 @@ enum NIOProxyTunnel {
                 }
             }
         guard let proxy else {
-            return try await bootstrap.connect(host: dialOptions.address(for: host), port: port).get()
+            let target = dialOptions.target(host: host, port: port)
+            return try await bootstrap.connect(host: target.host, port: target.port).get()
         }
         let channel = try await bootstrap.connect(host: proxy.host, port: proxy.port).get()
         let opened = channel.eventLoop.makePromise(of: Void.self)

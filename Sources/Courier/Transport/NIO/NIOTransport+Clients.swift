@@ -43,7 +43,7 @@ extension NIOTransport {
         let https = request.url.scheme?.lowercased() == "https"
         return ClientKind(
             http1Only: request.httpVersion == .http1Only && configuration.allowsHTTP2 && https,
-            proxy: request.proxy)
+            proxy: request.proxy, hostOverride: hostOverride(for: request))
     }
 
     /// The shared client's settings, changed for `kind`.
@@ -51,7 +51,41 @@ extension NIOTransport {
         var settings = settings
         if kind.http1Only { settings.httpVersion = .http1Only }
         if let proxy = kind.proxy { settings.proxy = try Self.asyncHTTPClientProxy(proxy) }
+        if let override = kind.hostOverride { settings.dnsOverride[override.host] = override.address }
         return settings
+    }
+
+    /// The `dnsOverride` entry a route to another host needs, when `request` takes one (without a proxy). A client
+    /// of its own carries it: AsyncHTTPClient's overrides are per client and per host, and the route may be for
+    /// one port only.
+    private func hostOverride(for request: TransportRequest) -> HostOverride? {
+        guard request.proxy == nil, let host = request.url.host,
+            let target = ConnectionRoute.target(of: request.url, in: configuration.connectionRoutes),
+            target.host != ConnectionRoute.normalized(host)
+        else { return nil }
+        return HostOverride(host: host, address: configuration.dialOptions.address(for: target.host))
+    }
+
+    /// The URL AsyncHTTPClient is given for `request`, and a `Host` field to send: under a route to another port
+    /// the URL carries that port (AsyncHTTPClient connects to its URL's port; its host overrides take none) and
+    /// `Host` keeps the request's own authority. Otherwise the request's URL and no field.
+    ///
+    /// - Throws: ``CourierError/invalidURL(_:)`` when the URL cannot take the route's port.
+    func clientAddressing(for request: TransportRequest) throws -> (url: URL, hostField: String?) {
+        let url = request.url
+        guard !configuration.connectionRoutes.isEmpty, request.proxy == nil,
+            let target = ConnectionRoute.target(of: url, in: configuration.connectionRoutes),
+            target.port != url.port ?? URLCheck.defaultPort(scheme: url.scheme)
+        else { return (url, nil) }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let host = url.host else {
+            throw CourierError.invalidURL(url.absoluteString)
+        }
+        components.port = target.port
+        guard let routed = components.url else { throw CourierError.invalidURL(url.absoluteString) }
+        if request.headers.contains(where: { $0.name.caseInsensitiveEquals("Host") }) { return (routed, nil) }
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        let port = url.port.flatMap { $0 == URLCheck.defaultPort(scheme: url.scheme) ? nil : $0 }
+        return (routed, port.map { "\(bracketed):\($0)" } ?? bracketed)
     }
 
     /// AsyncHTTPClient's form of `proxy`.

@@ -56,6 +56,10 @@ extension NIOTransport {
         /// certificate check, as curl's `--resolve` does. Every connection the transport makes without a proxy follows
         /// it (through a proxy, the proxy resolves the host).
         public var hostAddresses: [String: String] = [:]
+        /// Where connections for some origins go instead (curl's `--connect-to`), the first that matches taken;
+        /// default none. The request keeps its URL's host and port for `Host`, SNI and the certificate check; see
+        /// ``ConnectionRoute``.
+        public var connectionRoutes: [ConnectionRoute] = []
         /// The local IP address (e.g. `"192.0.2.10"` or `"::1"`) every connection is bound to before it connects, to
         /// choose the interface on a host with several; default `nil`, the system's choice. An address that is not an
         /// IP address fails the request.
@@ -89,7 +93,9 @@ extension NIOTransport {
         var hasDefaultTLS: Bool { minimumTLSVersion == nil && maximumTLSVersion == nil && cipherSuites == nil }
 
         /// Where the transport's own connections connect.
-        var dialOptions: NIODialOptions { NIODialOptions(hostAddresses: hostAddresses, localAddress: localAddress) }
+        var dialOptions: NIODialOptions {
+            NIODialOptions(routes: connectionRoutes, hostAddresses: hostAddresses, localAddress: localAddress)
+        }
 
         /// Whether Courier's own connections can serve collected exchanges: asked for, and no setting they do not
         /// follow.

@@ -44,6 +44,14 @@ public final class NIOTransport: Transport {
     struct ClientKind: Hashable, Sendable {
         var http1Only = false
         var proxy: Proxy?
+        /// A URL host and the address a ``Configuration/connectionRoutes`` route sends its connections to.
+        var hostOverride: HostOverride?
+    }
+
+    /// AsyncHTTPClient's `dnsOverride` entry for a routed host.
+    struct HostOverride: Hashable, Sendable {
+        var host: String
+        var address: String
     }
     /// Where a collected exchange starts and its delegate runs when it is the only one in flight: new connections
     /// for it are made on this loop and idle ones on it are preferred, so one exchange at a time does not hop
@@ -156,9 +164,11 @@ public final class NIOTransport: Transport {
         // AsyncHTTPClient may still send a request whose task is already cancelled; never start one.
         if Task.isCancelled { throw CourierError.cancelled(context: CourierError.Context()) }
         let fetchStart = Date()
-        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        let addressing = try clientAddressing(for: request)
+        var outgoing = HTTPClientRequest(url: addressing.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method)
         outgoing.headers = try Self.asyncHTTPClientHeaders(request)
+        if let host = addressing.hostField { outgoing.headers.replaceOrAdd(name: "Host", value: host) }
         var sentWholeBodyUpFront: Int64?
         // A body that is not a one-shot stream can be sent again; see ``mayRetryOnAnotherConnection(method:)``.
         let replayable = request.body?.isReplayable ?? true
@@ -295,8 +305,13 @@ public final class NIOTransport: Transport {
         } catch {
             throw Self.courierError(error, url: request.url, proxy: request.proxy)
         }
-        var template = head == nil ? try requestTemplate(method: request.method, url: request.url) : nil
-        if template != nil { template?.headers = try Self.asyncHTTPClientHeaders(request) }
+        var template: HTTPClient.Request?
+        if head == nil {
+            let addressing = try clientAddressing(for: request)
+            template = try requestTemplate(method: request.method, url: addressing.url)
+            template?.headers = try Self.asyncHTTPClientHeaders(request)
+            if let host = addressing.hostField { template?.headers.replaceOrAdd(name: "Host", value: host) }
+        }
         template?.body = data.map { .byteBuffer(ByteBuffer(data: $0)) }
         let outgoing = template
         let body = data.flatMap { $0.isEmpty ? nil : ByteBuffer(data: $0) }
