@@ -15,6 +15,9 @@ let package = Package(
         // A ClientTransport for apple/swift-openapi-runtime: clients made by swift-openapi-generator send through a
         // Courier session.
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
+        // Stubs, HAR record and replay, and fault injection for testing code that uses Courier, all on the public
+        // Transport seam. Separate, so an app ships none of it; the core library gains no dependency.
+        .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .executable(name: "courier", targets: ["CourierCommand"]),
     ],
     dependencies: [
@@ -95,6 +98,11 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        .target(
+            name: "CourierTesting",
+            dependencies: ["Courier"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         // Makes certificate chains at run time for tests and `courier demo`; not a product.
         .target(
             name: "CourierFixtures",
@@ -144,6 +152,7 @@ let package = Package(
                 "CourierFixtures",
                 "CourierHTTPTypes",
                 "CourierOpenAPI",
+                "CourierTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOCore", package: "swift-nio"),

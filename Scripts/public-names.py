@@ -17,7 +17,7 @@ import argparse, glob, json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 LISTS = os.path.join(ROOT, "Scripts", "public-names")
-COURIER = ["Courier", "CourierImageDecoding", "CourierHTTPTypes", "CourierOpenAPI"]
+COURIER = ["Courier", "CourierImageDecoding", "CourierHTTPTypes", "CourierOpenAPI", "CourierTesting"]
 # The modules of Courier's own build that people import beside it.
 NEIGHBOURS = ["NIOCore", "NIOHTTP1", "NIOHTTP2", "NIOWebSocket", "NIOPosix", "NIOSSL", "AsyncHTTPClient", "HTTPTypes",
               "OpenAPIRuntime", "Logging"]
