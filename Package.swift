@@ -120,6 +120,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierFixtures",
+                "CourierTesting",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -86,6 +86,16 @@ struct RequestCommand: AsyncParsableCommand {
     var connectTo: [String] = []
     @Option(
         help: ArgumentHelp(
+            "Write every exchange to FILE as an HTTP Archive (HAR 1.2) as it completes, secrets redacted, for "
+                + "--replay or a browser's tools.", valueName: "FILE"))
+    var record: String?
+    @Option(
+        help: ArgumentHelp(
+            "Answer from the HAR file FILE (one --record wrote, or a browser exported) instead of the network; a "
+                + "request it does not have fails.", valueName: "FILE"))
+    var replay: String?
+    @Option(
+        help: ArgumentHelp(
             "Send the request to the Unix-domain socket at PATH, keeping the URL's host for Host (curl's).",
             valueName: "PATH"))
     var unixSocket: String?
@@ -164,6 +174,9 @@ struct RequestCommand: AsyncParsableCommand {
         let connectTimeout = try connectTimeout.map { try TimeLimit.checked($0, flag: "--connect-timeout") }
         let resolveRules = try resolve.map(ResolveRule.init)
         let connectToRules = try connectTo.map(ConnectToRule.init)
+        if record != nil, replay != nil {
+            throw CommandFailure(.failure, "--record and --replay: use one (a replay sends nothing to record)")
+        }
         guard (0...100).contains(retry) else {
             throw CommandFailure(.failure, "--retry \(retry): use a number from 0 to 100")
         }
@@ -206,7 +219,7 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, connectTo: connectToRules, rawBody: rawBody,
+            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, rawBody: rawBody,
             unixSocket: try unixSocket.map(UnixSocket.init),
             netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }

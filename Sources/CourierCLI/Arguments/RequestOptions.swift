@@ -46,6 +46,10 @@ struct RequestOptions: Sendable {
     var resolve: [ResolveRule] = []
     /// `--connect-to`: hosts and ports to connect to instead, for some hosts and ports.
     var connectTo: [ConnectToRule] = []
+    /// `--record`: the HAR file every exchange is written to.
+    var record: String? = nil
+    /// `--replay`: the HAR file that answers instead of the network.
+    var replay: String? = nil
     /// The whole body from `--raw`, `@FILE` or standard input, instead of data fields.
     var rawBody: RawBody? = nil
     /// `--unix-socket`: the socket every request goes to.

@@ -1,4 +1,5 @@
 import Courier
+import CourierTesting
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -202,7 +203,7 @@ struct RequestRunner {
             credential.schemes = [.digest]
             configuration.credential = credential
         }
-        let manager = SessionManager(configuration: configuration, transport: makeTransport())
+        let manager = SessionManager(configuration: configuration, transport: try makeTransport())
         manager.responseSerializer = HTTPResponseSerializer(acceptableStatusCodes: nil)
         // The main queue is not serviced while the async entry point waits; callbacks run on a queue of their own.
         manager.completionQueue = DispatchQueue(label: "courier.completion")
@@ -215,9 +216,26 @@ struct RequestRunner {
         return manager
     }
 
+    /// The transport: a HAR file's for `--replay`; otherwise the network's, recorded for `--record`.
+    ///
+    /// - Throws: ``CommandFailure`` when the `--replay` file cannot be read.
+    func makeTransport() throws -> any Transport {
+        if let replay = options.replay {
+            do {
+                return try ReplayTransport(contentsOf: URL(fileURLWithPath: replay), strict: true)
+            } catch {
+                throw CommandFailure(
+                    .failure, "--replay: \(TerminalText.escape(String(describing: error), keepingLineBreaks: false))")
+            }
+        }
+        let network = networkTransport()
+        guard let record = options.record else { return network }
+        return RecordingTransport(wrapping: network, file: URL(fileURLWithPath: record))
+    }
+
     /// The platform's transport, or, for `--connect-timeout`, `--resolve`, `--connect-to`, `--tls-min` and
     /// `--tls-max`, an ``NIOTransport`` set up for them.
-    func makeTransport() -> any Transport {
+    func networkTransport() -> any Transport {
         let url = URL(string: options.plan.url)
         let routes = options.connectTo.map(\.route)
         var addresses = ResolveRule.hostAddresses(options.resolve, for: url)

@@ -5,10 +5,12 @@ import Foundation
 /// purpose, for testing an app's retry, resume and timeout handling.
 ///
 /// ```swift
-/// let faulty = FaultInjectingTransport(wrapping: NIOTransport(), faults: [
-///     .failFirst(2, with: .connectionLost),                         // the first two attempts fail
-///     .dropConnection(afterBytes: 64 * 1024, matching: .get("/big")),  // then the download is cut once
-/// ])
+/// let faulty = FaultInjectingTransport(
+///     wrapping: NIOTransport(),
+///     faults: [
+///         .failFirst(2, with: .connectionLost),  // the first two attempts fail
+///         .dropConnection(afterBytes: 64 * 1024, matching: .get("/big")),  // then a download is cut once
+///     ])
 /// ```
 ///
 /// Faults are checked in order for each request; every fault that matches applies. A fault with a `times` count

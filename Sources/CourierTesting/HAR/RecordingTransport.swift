@@ -7,7 +7,7 @@ import Foundation
 /// ```swift
 /// let recorder = RecordingTransport(wrapping: NIOTransport(), file: URL(fileURLWithPath: "session.har"))
 /// let manager = HTTPSessionManager(baseURL: api, configuration: .ephemeral, transport: recorder)
-/// ...                                   // each exchange is in the file once its body has been read
+/// _ = try await manager.send("GET", "status", serializer: HTTPResponseSerializer())  // in the file once read
 /// await recorder.shutdown()
 /// ```
 ///

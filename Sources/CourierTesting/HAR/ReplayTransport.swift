@@ -7,7 +7,7 @@ import Foundation
 /// ```swift
 /// let replay = try ReplayTransport(contentsOf: URL(fileURLWithPath: "session.har"), strict: true)
 /// let manager = HTTPSessionManager(baseURL: api, configuration: .ephemeral, transport: replay)
-/// ...
+/// _ = try await manager.send("GET", "status", serializer: HTTPResponseSerializer())
 /// try replay.verifyAllPlayed()
 /// ```
 ///

@@ -5,11 +5,11 @@ import Foundation
 /// and the body. Every part given must match; a part left out matches anything.
 ///
 /// ```swift
-/// StubMatcher.get("https://api.example.com/users/1")      // exactly this URL (the query too, in any order)
-/// StubMatcher.get("https://api.example.com/users/*")      // a prefix: anything under it
-/// StubMatcher.post("/users/:id/avatar")                   // a path pattern, any host
+/// let user = StubMatcher.get("https://api.example.com/users/1")  // this URL; with a query, that query too
+/// let users = StubMatcher.get("https://api.example.com/users/*")  // a prefix: anything under it
+/// let avatar = StubMatcher.post("/users/:id/avatar")  // a path pattern, any host
 ///     .header("Content-Type", "image/png")
-/// StubMatcher.put("/users/1").body(json: #"{"name":"Ada"}"#)
+/// let rename = StubMatcher.put("/users/1").body(json: #"{"name":"Ada"}"#)
 /// ```
 ///
 /// Path patterns compare segment by segment: `:name` and `*` match any one segment, `**` (last) any number of them.
@@ -18,7 +18,8 @@ public struct StubMatcher: Sendable, CustomStringConvertible {
     public enum URLPattern: Sendable, CustomStringConvertible {
         /// Any URL.
         case any
-        /// This URL: scheme, host, port and path equal, and the same query items in any order.
+        /// This URL: scheme, host, port and path equal and, when it has a query, the same query items in any order
+        /// (without one, any query matches: ``StubMatcher/queryItems`` can then ask for some).
         case exact(URL)
         /// Any URL whose absolute string starts with this.
         case prefix(String)
@@ -177,13 +178,14 @@ public struct StubMatcher: Sendable, CustomStringConvertible {
         case .prefix(let prefix): return url.absoluteString.hasPrefix(prefix)
         case .path(let pattern):
             return pathMatches(pattern, URLComponents(url: url, resolvingAgainstBaseURL: false)?.path ?? url.path)
-        case .exact(let wanted): return sameURL(wanted, url)
+        case .exact(let wanted): return sameURL(wanted, url, anyQueryWhenNone: true)
         }
     }
 
     /// Same scheme and host (without regard to case), port (the scheme's default filled in), path, and query items
-    /// in any order; the fragment is never sent, so it does not count.
-    static func sameURL(_ a: URL, _ b: URL) -> Bool {
+    /// in any order (any query at all, when `anyQueryWhenNone` and `a` has none); the fragment is never sent, so it
+    /// does not count.
+    static func sameURL(_ a: URL, _ b: URL, anyQueryWhenNone: Bool = false) -> Bool {
         guard let left = URLComponents(url: a, resolvingAgainstBaseURL: true),
             let right = URLComponents(url: b, resolvingAgainstBaseURL: true)
         else { return a.absoluteString == b.absoluteString }
@@ -198,7 +200,8 @@ public struct StubMatcher: Sendable, CustomStringConvertible {
         let rightPath = right.percentEncodedPath.isEmpty ? "/" : right.percentEncodedPath
         return left.scheme?.lowercased() == right.scheme?.lowercased()
             && left.host?.lowercased() == right.host?.lowercased() && port(left) == port(right)
-            && leftPath == rightPath && query(left) == query(right)
+            && leftPath == rightPath
+            && (anyQueryWhenNone && left.percentEncodedQuery == nil || query(left) == query(right))
     }
 
     static func pathMatches(_ pattern: String, _ path: String) -> Bool {

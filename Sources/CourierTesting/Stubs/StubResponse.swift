@@ -6,13 +6,13 @@ import Foundation
 /// middle of the body).
 ///
 /// ```swift
-/// StubResponse.json(#"{"id":1}"#)
-/// StubResponse.status(404)
-/// StubResponse.redirect(to: "/login")                   // the session's redirect policy runs
-/// StubResponse.chunks(["a", "b", "c"].map { Data($0.utf8) }, every: .milliseconds(50))
-/// StubResponse.failure(.timedOut)
-/// StubResponse.text("partial").losingConnection(afterBytes: 3)
-/// StubResponse.json("[]").delayed(by: .milliseconds(200))
+/// let found = StubResponse.json(#"{"id":1}"#)
+/// let missing = StubResponse.status(404)
+/// let moved = StubResponse.redirect(to: "/login")  // the session's redirect policy runs
+/// let streamed = StubResponse.chunks(["a", "b", "c"].map { Data($0.utf8) }, every: .milliseconds(50))
+/// let timeout = StubResponse.failure(.timedOut)
+/// let cut = StubResponse.text("partial").losingConnection(afterBytes: 3)
+/// let slow = StubResponse.json("[]").delayed(by: .milliseconds(200))
 /// ```
 public struct StubResponse: Sendable {
     /// Where the body comes from.

@@ -13,11 +13,12 @@ import Foundation
 /// ```swift
 /// let stubs = StubTransport()
 /// stubs.stub(.get("https://api.example.com/users/1"), with: .json(#"{"id":1,"name":"Ada"}"#))
-/// stubs.stub(.post("/users"), with: [.status(503), .status(201)])   // fails once, then succeeds
+/// stubs.stub(.post("/users"), with: [.status(503), .status(201)])  // fails once, then succeeds
 /// let manager = HTTPSessionManager(
 ///     baseURL: URL(string: "https://api.example.com/"), configuration: .ephemeral, transport: stubs)
-/// ...
-/// #expect(stubs.requests.map(\.method) == ["GET", "POST", "POST"])
+/// let user = try await manager.get("users/1", as: User.self).value
+/// // After the code under test has run: what did it send?
+/// let methods = stubs.requests.map(\.method)
 /// ```
 ///
 /// Rules are tried in the order they were added; the first that matches answers. A rule with several responses

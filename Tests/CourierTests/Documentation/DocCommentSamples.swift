@@ -2,6 +2,7 @@ import Courier
 import CourierFixtures
 import CourierImageDecoding
 import CourierOpenAPI
+import CourierTesting
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -208,4 +209,76 @@ func docSampleCourierClientTransport(configuration: SessionConfiguration) async 
     let echo = try await client.getEcho(query: .init(name: "courier")).ok.body.json
     // end sample
     return echo.args.additionalProperties["name"]
+}
+
+func docSampleStubMatchers() -> [StubMatcher] {
+    // sample: Sources/CourierTesting/Stubs/StubMatcher.swift
+    let user = StubMatcher.get("https://api.example.com/users/1")  // this URL; with a query, that query too
+    let users = StubMatcher.get("https://api.example.com/users/*")  // a prefix: anything under it
+    let avatar = StubMatcher.post("/users/:id/avatar")  // a path pattern, any host
+        .header("Content-Type", "image/png")
+    let rename = StubMatcher.put("/users/1").body(json: #"{"name":"Ada"}"#)
+    // end sample
+    return [user, users, avatar, rename]
+}
+
+func docSampleStubResponses() -> [StubResponse] {
+    // sample: Sources/CourierTesting/Stubs/StubResponse.swift
+    let found = StubResponse.json(#"{"id":1}"#)
+    let missing = StubResponse.status(404)
+    let moved = StubResponse.redirect(to: "/login")  // the session's redirect policy runs
+    let streamed = StubResponse.chunks(["a", "b", "c"].map { Data($0.utf8) }, every: .milliseconds(50))
+    let timeout = StubResponse.failure(.timedOut)
+    let cut = StubResponse.text("partial").losingConnection(afterBytes: 3)
+    let slow = StubResponse.json("[]").delayed(by: .milliseconds(200))
+    // end sample
+    return [found, missing, moved, streamed, timeout, cut, slow]
+}
+
+func docSampleStubTransport() async throws -> [String] {
+    struct User: Decodable, Sendable {
+        var id: Int
+        var name: String
+    }
+    // sample: Sources/CourierTesting/Stubs/StubTransport.swift
+    let stubs = StubTransport()
+    stubs.stub(.get("https://api.example.com/users/1"), with: .json(#"{"id":1,"name":"Ada"}"#))
+    stubs.stub(.post("/users"), with: [.status(503), .status(201)])  // fails once, then succeeds
+    let manager = HTTPSessionManager(
+        baseURL: URL(string: "https://api.example.com/"), configuration: .ephemeral, transport: stubs)
+    let user = try await manager.get("users/1", as: User.self).value
+    // After the code under test has run: what did it send?
+    let methods = stubs.requests.map(\.method)
+    // end sample
+    return methods + [user.name]
+}
+
+func docSampleRecordingTransport(api: URL) async throws {
+    // sample: Sources/CourierTesting/HAR/RecordingTransport.swift
+    let recorder = RecordingTransport(wrapping: NIOTransport(), file: URL(fileURLWithPath: "session.har"))
+    let manager = HTTPSessionManager(baseURL: api, configuration: .ephemeral, transport: recorder)
+    _ = try await manager.send("GET", "status", serializer: HTTPResponseSerializer())  // in the file once read
+    await recorder.shutdown()
+    // end sample
+}
+
+func docSampleReplayTransport(api: URL) async throws {
+    // sample: Sources/CourierTesting/HAR/ReplayTransport.swift
+    let replay = try ReplayTransport(contentsOf: URL(fileURLWithPath: "session.har"), strict: true)
+    let manager = HTTPSessionManager(baseURL: api, configuration: .ephemeral, transport: replay)
+    _ = try await manager.send("GET", "status", serializer: HTTPResponseSerializer())
+    try replay.verifyAllPlayed()
+    // end sample
+}
+
+func docSampleFaultInjectingTransport() -> FaultInjectingTransport {
+    // sample: Sources/CourierTesting/Faults/FaultInjectingTransport.swift
+    let faulty = FaultInjectingTransport(
+        wrapping: NIOTransport(),
+        faults: [
+            .failFirst(2, with: .connectionLost),  // the first two attempts fail
+            .dropConnection(afterBytes: 64 * 1024, matching: .get("/big")),  // then a download is cut once
+        ])
+    // end sample
+    return faulty
 }

@@ -96,7 +96,29 @@ public final class URLSessionTransport: Transport {
     static let noTimeout: TimeInterval = 7 * 24 * 60 * 60
 
     /// Creates a transport with its own `URLSession`.
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(session: .ephemeral, configuration: configuration)
+    }
+
+    /// Creates a transport whose `URLSession` starts from `sessionConfiguration`, so that what it carries reaches
+    /// every request: its `protocolClasses` (a `URLProtocol`-based stubbing tool's, say), `httpAdditionalHeaders`,
+    /// `connectionProxyDictionary`, TLS and cellular settings. What the session layer owns is still turned off in
+    /// the copy the transport makes (cookies, the URL cache, stored credentials, URLSession's own timeouts), so the
+    /// session's rules apply as on every transport; `sessionConfiguration` itself is not changed.
+    ///
+    /// - Parameters:
+    ///   - sessionConfiguration: the `URLSessionConfiguration` to start from.
+    ///   - transportConfiguration: connections per host and buffering.
+    public convenience init(
+        configuration sessionConfiguration: URLSessionConfiguration,
+        transportConfiguration: Configuration = Configuration()
+    ) {
+        // A copy, so the caller's object is never changed or shared.
+        let settings = sessionConfiguration.copy() as? URLSessionConfiguration ?? .ephemeral
+        self.init(session: settings, configuration: transportConfiguration)
+    }
+
+    private init(session settings: URLSessionConfiguration, configuration: Configuration) {
         self.configuration = configuration
         #if canImport(FoundationNetworking)
             let backpressure = URLSessionTransportDelegate.Backpressure.spillToFile
@@ -105,7 +127,6 @@ public final class URLSessionTransport: Transport {
         #endif
         delegate = URLSessionTransportDelegate(
             maximumBufferedBytes: max(1, configuration.maximumBufferedBytes), backpressure: backpressure)
-        let settings = URLSessionConfiguration.ephemeral
         settings.httpShouldSetCookies = false
         settings.httpCookieAcceptPolicy = .never
         settings.httpCookieStorage = nil
