@@ -4,13 +4,14 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Parses `WWW-Authenticate` challenges and builds the matching `Authorization` values (Basic, and Digest with MD5
-/// and `qop=auth`, RFC 7616).
+/// Parses `WWW-Authenticate` challenges and builds the matching `Authorization` values (Basic, and Digest with MD5,
+/// SHA-256 or SHA-512-256, their `-sess` variants, `qop=auth` and `userhash`, RFC 7616).
 enum Authentication {
-    /// The challenge of a `401` response to answer: the first Digest one, else the first Basic one, among the
-    /// schemes in `preferring`; failing that, the first Basic or Digest challenge (for a hook to see, though the
-    /// session's credential will not answer it). Every `WWW-Authenticate` field is read, and a field may hold
-    /// several challenges (`Basic realm="a", Digest realm="b", nonce="n"`).
+    /// The challenge of a `401` response to answer: the first Digest one with an algorithm Courier implements (a
+    /// server lists them in the order it prefers, RFC 7616 §3.7), else the first Basic one, among the schemes in
+    /// `preferring`; failing that, the first Basic or Digest challenge (for a hook to see, though the session's
+    /// credential will not answer it). Every `WWW-Authenticate` field is read, and a field may hold several
+    /// challenges (`Basic realm="a", Digest realm="b", nonce="n"`).
     static func challenge(
         in headers: HTTPHeaderFields, response: @autoclosure () throws -> HTTPURLResponse, previousFailureCount: Int,
         preferring schemes: Set<Credential.Scheme>
@@ -19,7 +20,11 @@ enum Authentication {
             Credential.Scheme(rawValue: $0.scheme.lowercased()) != nil
         }
         func first(_ scheme: Credential.Scheme) -> (scheme: String, parameters: [String: String])? {
-            schemes.contains(scheme) ? offered.first { $0.scheme.lowercased() == scheme.rawValue } : nil
+            guard schemes.contains(scheme) else { return nil }
+            return offered.first {
+                $0.scheme.lowercased() == scheme.rawValue
+                    && (scheme != .digest || DigestAlgorithm($0.parameters["algorithm"]) != nil)
+            }
         }
         guard let chosen = first(.digest) ?? first(.basic) ?? offered.first else { return nil }
         return AuthenticationChallenge(
@@ -99,35 +104,50 @@ enum Authentication {
         return parameters
     }
 
-    /// The `Authorization` value answering `challenge` for `request`.
+    /// The `Authorization` value answering `challenge` for `request`; `clientNonce` is random unless given (a test
+    /// gives RFC 7616's).
     static func authorization(
-        for challenge: AuthenticationChallenge, credential: Credential, method: String, url: URL
+        for challenge: AuthenticationChallenge, credential: Credential, method: String, url: URL,
+        clientNonce: String? = nil
     ) -> String {
         if challenge.scheme.lowercased() == "basic" {
             return "Basic " + Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
         }
+        // A challenge chosen by `challenge(in:…)` names one; a hook's own choice may not: answered with MD5.
+        let algorithm = DigestAlgorithm(challenge.parameters["algorithm"]) ?? .md5
         let realm = challenge.parameters["realm"] ?? ""
         let nonce = challenge.parameters["nonce"] ?? ""
         var uri = url.path.isEmpty ? "/" : url.path
         if let query = url.query { uri += "?" + query }
-        let ha1 = MD5.hex("\(credential.user):\(realm):\(credential.password)")
-        let ha2 = MD5.hex("\(method):\(uri)")
+        let clientNonce = clientNonce ?? UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        var ha1 = algorithm.hex("\(credential.user):\(realm):\(credential.password)")
+        if algorithm.session { ha1 = algorithm.hex("\(ha1):\(nonce):\(clientNonce)") }
+        let ha2 = algorithm.hex("\(method):\(uri)")
+        let hashesUser = challenge.parameters["userhash"]?.lowercased() == "true"
+        let user = hashesUser ? algorithm.hex("\(credential.user):\(realm)") : credential.user
         var fields = [
-            "username=\"\(credential.user)\"", "realm=\"\(realm)\"", "nonce=\"\(nonce)\"", "uri=\"\(uri)\"",
+            "username=\"\(Self.quoted(user))\"", "realm=\"\(Self.quoted(realm))\"", "nonce=\"\(Self.quoted(nonce))\"",
+            "uri=\"\(Self.quoted(uri))\"",
         ]
         let qops = (challenge.parameters["qop"] ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }
         if qops.contains("auth") {
-            let clientNonce = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             let count = "00000001"
-            let response = MD5.hex("\(ha1):\(nonce):\(count):\(clientNonce):auth:\(ha2)")
+            let response = algorithm.hex("\(ha1):\(nonce):\(count):\(clientNonce):auth:\(ha2)")
             fields += ["qop=auth", "nc=\(count)", "cnonce=\"\(clientNonce)\"", "response=\"\(response)\""]
         } else {
-            fields.append("response=\"\(MD5.hex("\(ha1):\(nonce):\(ha2)"))\"")
+            if algorithm.session { fields.append("cnonce=\"\(clientNonce)\"") }
+            fields.append("response=\"\(algorithm.hex("\(ha1):\(nonce):\(ha2)"))\"")
         }
-        if let opaque = challenge.parameters["opaque"] { fields.append("opaque=\"\(opaque)\"") }
-        fields.append("algorithm=MD5")
+        if let opaque = challenge.parameters["opaque"] { fields.append("opaque=\"\(Self.quoted(opaque))\"") }
+        fields.append("algorithm=\(algorithm.name)")
+        if hashesUser { fields.append("userhash=true") }
         return "Digest " + fields.joined(separator: ", ")
+    }
+
+    /// `text` as the inside of a quoted string: `"` and `\` escaped.
+    private static func quoted(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
     }
 }
