@@ -187,12 +187,19 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
                 method: method, url: url, parameters: parameters, headers: headers, serializer: requestSerializer))
     }
 
-    /// Sends a prepared request and serializes the response with `serializer`; `interceptor`, when given, adapts
-    /// and retries this request after the session's ``SessionConfiguration/interceptor``.
+    /// Sends a prepared request (a `URLRequest`, or what a ``URLRequestConvertible`` such as an app's router makes)
+    /// and serializes the response with `serializer`; `interceptor`, when given, adapts and retries this request
+    /// after the session's ``SessionConfiguration/interceptor``.
+    ///
+    /// - Throws: what making the request throws, as a ``CourierError`` (a non-Courier error inside
+    ///   ``CourierError/requestFailed(underlyingError:context:)``), before anything is sent; then ``CourierError``
+    ///   with the request, response and body attached.
     public func send<Serializer: ResponseSerializer>(
-        _ request: URLRequest, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
+        _ request: some URLRequestConvertible, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
-        try await run(request, body: nil, uploadProgress: nil, serializer: serializer, interceptor: interceptor)
+        try await run(
+            try Self.request(from: request), body: nil, uploadProgress: nil, serializer: serializer,
+            interceptor: interceptor)
     }
 
     /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.

@@ -89,6 +89,11 @@ struct RequestCommand: AsyncParsableCommand {
             "Write every exchange to FILE as an HTTP Archive (HAR 1.2) as it completes, secrets redacted, for "
                 + "--replay or a browser's tools.", valueName: "FILE"))
     var record: String?
+    @Flag(
+        help: ArgumentHelp(
+            "Print the curl command that sends what this request would send (the session's cookies and credentials "
+                + "included), and send nothing."))
+    var curl = false
     @Option(
         help: ArgumentHelp(
             "Answer from the HAR file FILE (one --record wrote, or a browser exported) instead of the network; a "
@@ -219,7 +224,7 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, rawBody: rawBody,
+            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, curl: curl, rawBody: rawBody,
             unixSocket: try unixSocket.map(UnixSocket.init),
             netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }

@@ -50,6 +50,8 @@ struct RequestOptions: Sendable {
     var record: String? = nil
     /// `--replay`: the HAR file that answers instead of the network.
     var replay: String? = nil
+    /// `--curl`: print the curl command instead of sending.
+    var curl = false
     /// The whole body from `--raw`, `@FILE` or standard input, instead of data fields.
     var rawBody: RawBody? = nil
     /// `--unix-socket`: the socket every request goes to.

@@ -52,6 +52,18 @@ struct RequestRunner {
             try await console.flush()
             return .success
         }
+        if options.curl {
+            // What the session would send: its cookies, credentials and fields included; nothing is sent.
+            var runner = self
+            runner.options.auth = auth
+            let manager = try runner.makeManager(monitors: [], cookies: cookies.jar)
+            defer { manager.invalidate(cancelingTasks: true) }
+            var request = prepared.urlRequest
+            if request.httpBody == nil, let data = prepared.body?.data { request.httpBody = data }
+            console.out(manager.cURLDescription(of: request) + "\n")
+            try await console.flush()
+            return .success
+        }
         // Only a plain request waits silently for its head; uploads and downloads draw a progress bar instead.
         let spinner = options.download == nil && prepared.body == nil ? WaitingSpinner(console: console) : nil
         defer { spinner?.stop() }

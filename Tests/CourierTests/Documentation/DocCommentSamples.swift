@@ -282,3 +282,21 @@ func docSampleFaultInjectingTransport() -> FaultInjectingTransport {
     // end sample
     return faulty
 }
+
+// sample: Sources/Courier/Session/URLRequestConvertible.swift
+enum GitHub: URLRequestConvertible {
+    case repository(owner: String, name: String)
+    case search(query: String)
+
+    func asURLRequest() throws -> URLRequest {
+        let base = URL(string: "https://api.github.com/")!
+        switch self {
+        case .repository(let owner, let name):
+            return URLRequest(url: base.appendingPathComponent("repos/\(owner)/\(name)"))
+        case .search(let query):
+            let url = base.appendingPathComponent("search/repositories")
+            return try HTTPRequestSerializer().request(method: "GET", url: url, parameters: ["q": .string(query)])
+        }
+    }
+}
+// end sample
