@@ -8,6 +8,30 @@ extension String.Encoding {
         self = encoding
     }
 
+    /// The IANA charset name of the common encodings (`utf-8`, `iso-8859-1`, `windows-1252`…), as a `charset`
+    /// parameter writes it; `nil` for others.
+    var ianaCharsetName: String? {
+        switch self {
+        case .utf8: "utf-8"
+        case .ascii: "us-ascii"
+        case .isoLatin1: "iso-8859-1"
+        case .isoLatin2: "iso-8859-2"
+        case .utf16: "utf-16"
+        case .utf16LittleEndian: "utf-16le"
+        case .utf16BigEndian: "utf-16be"
+        case .windowsCP1250: "windows-1250"
+        case .windowsCP1251: "windows-1251"
+        case .windowsCP1252: "windows-1252"
+        case .windowsCP1253: "windows-1253"
+        case .windowsCP1254: "windows-1254"
+        case .shiftJIS: "shift_jis"
+        case .japaneseEUC: "euc-jp"
+        case .iso2022JP: "iso-2022-jp"
+        case .macOSRoman: "macintosh"
+        default: nil
+        }
+    }
+
     private static func byCharsetName(_ charset: String) -> String.Encoding? {
         switch charset.lowercased() {
         case "utf-8", "utf8": return .utf8

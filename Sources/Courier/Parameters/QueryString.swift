@@ -72,6 +72,39 @@ public enum QueryString {
             .joined(separator: "&")
     }
 
+    /// The query string for a parameter tree with each field and value escaped as its bytes in `stringEncoding`
+    /// (`é` is `%E9` in ISO-8859-1), as a browser sends a form of a page in that encoding.
+    ///
+    /// - Throws: ``CourierError/parameterEncodingFailed(reason:underlyingError:)`` naming the first text the
+    ///   encoding cannot write.
+    public static func encode(
+        _ parameters: Parameter, arrayEncoding: ArrayEncoding = .brackets, boolEncoding: BoolEncoding = .numeric,
+        stringEncoding: String.Encoding
+    ) throws -> String {
+        if stringEncoding == .utf8 {
+            return encode(parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding)
+        }
+        func escaped(_ text: String) throws -> String {
+            guard let bytes = text.data(using: stringEncoding, allowLossyConversion: false) else {
+                throw unwritable(text, in: stringEncoding)
+            }
+            return escape(bytes)
+        }
+        return try pairs(parameters, arrayEncoding: arrayEncoding).map { pair in
+            guard let value = pair.value.leafString(boolEncoding: boolEncoding) else { return try escaped(pair.field) }
+            if pair.field.isEmpty { return try escaped(value) }
+            return try escaped(pair.field) + "=" + escaped(value)
+        }.joined(separator: "&")
+    }
+
+    /// The error for `text` that `encoding` cannot write.
+    static func unwritable(_ text: String, in encoding: String.Encoding) -> CourierError {
+        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        return .parameterEncodingFailed(
+            reason: "“\(shown)” cannot be written in \(encoding.ianaCharsetName ?? String(describing: encoding))",
+            underlyingError: nil)
+    }
+
     /// Percent-escapes a string for a query component as RFC 3986 §3.4 allows.
     ///
     /// Only `A–Z a–z 0–9 - . _ ~ / ?` stay literal; every other byte of the UTF-8 form becomes `%XX` with

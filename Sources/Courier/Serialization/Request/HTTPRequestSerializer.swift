@@ -51,6 +51,18 @@ public struct HTTPRequestSerializer: RequestSerializer {
     public var allowsCellularAccess: Bool?
     /// The network service type of new requests, when set.
     public var networkServiceType: URLRequest.NetworkServiceType?
+    /// AFNetworking's `HTTPShouldUsePipelining`, accepted so code that sets it keeps compiling, and not applied: no
+    /// transport pipelines requests (``NIOTransport`` sends the next request on a connection only after the previous
+    /// response, on its own connections and AsyncHTTPClient's alike; Foundation has deprecated the `URLRequest`
+    /// property, and HTTP/2 multiplexes instead).
+    public var httpShouldUsePipelining: Bool?
+    /// The encoding of form bodies (AFNetworking's `stringEncoding`); default UTF-8. With another (ISO-8859-1, say),
+    /// each character of a field or value is percent-escaped as its bytes in that encoding (`é` as `%E9`, as a
+    /// browser sends a form of a page in that encoding) and `Content-Type` says which
+    /// (`application/x-www-form-urlencoded; charset=iso-8859-1`); a character the encoding cannot write fails the
+    /// request with ``CourierError/parameterEncodingFailed(reason:underlyingError:)``. A query in the URL stays
+    /// UTF-8, as RFC 3986 asks.
+    public var stringEncoding: String.Encoding = .utf8
 
     /// Creates a serializer with the default headers.
     public init() {
@@ -117,17 +129,36 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// another value still shares it.
     func serialize(into request: inout URLRequest, parameters: Parameter?) throws {
         applyHeaders(to: &request)
-        let query = try parameters.map { try queryString(for: request, parameters: $0) }
         if encodesParametersInURI(request.httpMethod) {
+            let query = try parameters.map { try queryString(for: request, parameters: $0) }
             if let query, !query.isEmpty, let url = request.url {
                 request.url = try Self.appending(query: query, to: url)
             }
-        } else {
-            if request.value(forHTTPHeaderField: "Content-Type") == nil {
-                request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            }
-            request.httpBody = Data((query ?? "").utf8)
+            return
         }
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            var type = "application/x-www-form-urlencoded"
+            if stringEncoding != .utf8, let charset = stringEncoding.ianaCharsetName { type += "; charset=\(charset)" }
+            request.setValue(type, forHTTPHeaderField: "Content-Type")
+        }
+        request.httpBody = try formBody(for: request, parameters: parameters)
+    }
+
+    /// The body of a form: the query string of `parameters`, escaped in ``stringEncoding``.
+    private func formBody(for request: URLRequest, parameters: Parameter?) throws -> Data {
+        guard let parameters else { return Data() }
+        if stringEncoding == .utf8 { return Data(try queryString(for: request, parameters: parameters).utf8) }
+        let query: String
+        if let queryStringSerialization {
+            query = try queryStringSerialization(request, parameters)
+        } else {
+            query = try QueryString.encode(
+                parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding, stringEncoding: stringEncoding)
+        }
+        guard let body = query.data(using: stringEncoding, allowLossyConversion: false) else {
+            throw QueryString.unwritable(query, in: stringEncoding)
+        }
+        return body
     }
 
     /// A request for `method` and `urlString` with the serializer's request properties, but no headers or
