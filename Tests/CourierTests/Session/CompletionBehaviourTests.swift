@@ -44,6 +44,31 @@ import Testing
         try await server.stop()
     }
 
+    @Test(
+        "HTTPResponseSerializer: a 422's completion gets the body as its object beside the error, and so does the notification",
+        arguments: TestTransports.names)
+    func rawBodyOnFailure(transport name: String) async throws {
+        let server = try await problemServer()
+        let manager = SessionManager(configuration: .ephemeral, transport: TestTransports.make(name))
+        manager.completionQueue = DispatchQueue(label: "completion")
+        manager.responseSerializer = HTTPResponseSerializer()
+        let (object, error): ((any Sendable)?, (any Error)?) = await withCheckedContinuation { continuation in
+            manager.dataTask(with: URLRequest(url: server.baseURL)) { _, object, error in
+                continuation.resume(returning: (object, error))
+            }.resume()
+        }
+        #expect(object as? Data == Data(Self.problem.utf8))
+        #expect((error as? CourierError)?.errorCode == -1011)
+        let info = try await completionUserInfo(manager) {
+            $0.dataTask(with: URLRequest(url: server.baseURL), completionHandler: nil)
+        }
+        #expect(info[SessionNotificationKey.serializedResponse] as? Data == Data(Self.problem.utf8))
+        #expect((info[SessionNotificationKey.error] as? CourierError)?.errorCode == -1011)
+        await manager.invalidateAndWait(cancelingTasks: true)
+        await manager.transport.shutdown()
+        try await server.stop()
+    }
+
     @Test("An HTTPSessionManager failure block gets the error with the parsed object", arguments: TestTransports.names)
     func failureBlockKeepsTheObject(transport name: String) async throws {
         let server = try await problemServer()
@@ -154,15 +179,16 @@ import Testing
         #expect(metrics?.transactionMetrics.first?.statusCode == 200)
         #expect(success.count == 4)
 
-        // An unacceptable status: the error, not the object it carries, and the body.
+        // An unacceptable status: the error and the object parsed in spite of it, as AFNetworking posts both, and
+        // the body.
         let failure = try await completionUserInfo(manager) {
             $0.dataTask(with: URLRequest(url: problem.baseURL), completionHandler: nil)
         }
         #expect((failure[SessionNotificationKey.error] as? CourierError)?.errorCode == -1011)
-        #expect(failure[SessionNotificationKey.serializedResponse] == nil)
+        #expect((failure[SessionNotificationKey.serializedResponse] as? JSON)?["id"]?.intValue == 7)
         #expect(failure[SessionNotificationKey.responseData] as? Data == Data(Self.problem.utf8))
         #expect(failure[SessionNotificationKey.sessionTaskMetrics] is TaskMetrics)
-        #expect(failure.count == 4)
+        #expect(failure.count == 5)
 
         // A download: the file's URL instead of the body.
         let destination = FileManager.default.temporaryDirectory.appendingPathComponent("info-\(UUID().uuidString)")

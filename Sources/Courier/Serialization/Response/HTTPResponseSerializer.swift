@@ -20,11 +20,18 @@ public struct HTTPResponseSerializer: ResponseValidating {
         self.acceptableContentTypes = acceptableContentTypes
     }
 
-    /// Validates and returns `data` unchanged.
+    /// Validates and returns `data` unchanged. An unacceptable status throws with the body as the error's
+    /// ``CourierError/serializedObject`` too, so a failed task's completion gets the body as its object beside the
+    /// error, as AFNetworking's `AFHTTPResponseSerializer` gives both.
     ///
     /// Reads the head; Foundation's `HTTPURLResponse` is made only for an error's context.
     public func serialize(head: ResponseHead?, data: Data?) throws -> Data? {
-        try validate(head: head, data: data)
+        do {
+            try validate(head: head, data: data)
+        } catch let error as CourierError {
+            guard case .unacceptableStatusCode = error, let data else { throw error }
+            throw error.withContext { $0.serializedObject = data }
+        }
         return data
     }
 }

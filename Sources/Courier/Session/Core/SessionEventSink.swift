@@ -244,6 +244,8 @@ enum CompletionUserInfo {
         }
         if let index = template.payload, let payloadValue { info.values[index] = payloadValue }
         if let index = template.outcome, let outcomeValue { info.values[index] = outcomeValue }
+        // A failure that still parsed a body (an unacceptable status) carries both, as AFNetworking's does.
+        if error != nil, let object { info[SessionNotificationKey.serializedResponse] = object }
         return info
     }
 

@@ -28,7 +28,8 @@ public enum SessionNotificationKey {
     public static let responseSerializer = "com.alamofire.networking.task.complete.responseserializer"
     /// The response body, for data tasks.
     public static let responseData = "com.alamofire.networking.complete.finish.responsedata"
-    /// The serialized object, when serialization succeeded.
+    /// The serialized object: when serialization succeeded, and beside ``error`` when the status was unacceptable
+    /// but the body could still be serialized (as AFNetworking posts both).
     public static let serializedResponse = "com.alamofire.networking.task.complete.serializedresponse"
     /// The error, when the task failed.
     public static let error = "com.alamofire.networking.task.complete.error"
