@@ -17,7 +17,10 @@ import Foundation
 /// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``. Notifications (`Notification.Name.taskDidResume` …) are posted on the thread
 /// where the change happens, and ``events()`` delivers the same changes as an `AsyncStream`.
 ///
-/// Releasing a manager cancels its running tasks; ``invalidate(cancelingTasks:)`` does so explicitly.
+/// A task a resume started keeps its manager alive until it completes, as a URLSession keeps its delegate, so a
+/// manager made for one call and released at once (AFNetworking's `[[AFHTTPSessionManager manager] GET:…]`) still
+/// completes the call; an idle manager is freed when released (it has nothing to cancel), and
+/// ``invalidate(cancelingTasks:)`` ends a kept one early. An `async` call keeps its manager while it awaits.
 ///
 /// Thread safety: the manager's mutable settings live in its core behind a lock, so it can be used from any
 /// thread; that is why it is `@unchecked Sendable` (a non-final class cannot be checked).

@@ -52,6 +52,13 @@ final class SessionCore: TaskController {
     struct Owner {
         /// The ``SessionManager``, as the notification's object.
         weak var manager: AnyObject?
+        /// The manager, held while a task that a resume started is unfinished (as a URLSession holds its delegate),
+        /// so that a manager made for one callback call and released at once (AFNetworking's
+        /// `[[AFHTTPSessionManager manager] GET:…]`) still completes it; released with the last such task, so an
+        /// idle manager is freed.
+        var keptAlive: AnyObject?
+        /// The unfinished tasks a resume started.
+        var running = Set<ObjectIdentifier>()
     }
 
     /// Completion handlers without a completion group use this one (`url_session_manager_completion_group`).
@@ -122,6 +129,13 @@ final class SessionCore: TaskController {
     func delivered(_ task: SessionTask) {
         invalidation.withLock { $0.delivering -= 1 }
         announceInvalidationIfDone()
+        // Released outside the lock: the manager's last release invalidates the session, which takes it again.
+        let released = owner.withLock { owner -> AnyObject? in
+            guard owner.running.remove(ObjectIdentifier(task)) != nil, owner.running.isEmpty else { return nil }
+            defer { owner.keptAlive = nil }
+            return owner.keptAlive
+        }
+        withExtendedLifetime(released) {}
     }
 
     // MARK: TaskController
@@ -129,6 +143,10 @@ final class SessionCore: TaskController {
     func start(_ task: SessionTask) {
         // A connection task runs when its feature opens it (`ConnectionTask.open`).
         guard task.runsWhenResumed, let delegate = delegate(for: task) else { return }
+        owner.withLock { owner in
+            if owner.running.isEmpty { owner.keptAlive = owner.manager }
+            owner.running.insert(ObjectIdentifier(task))
+        }
         armTimeouts(for: task, delegate: delegate)
         let runner = Task { await self.run(task, delegate: delegate) }
         task.attachRunner { runner.cancel() }
