@@ -92,8 +92,10 @@ import Testing
         #expect(manager.tasks.isEmpty)
     }
 
+    /// A running task keeps its released manager (as a URLSession keeps its delegate, see ManagerLifetimeTests);
+    /// cancelling the task lets the manager go once its completion has run.
     @Test(arguments: TestTransports.names)
-    func releasingTheManagerCancelsItsTasks(transport: String) async throws {
+    func releasingTheManagerKeepsItsRunningTasks(transport: String) async throws {
         let done = Outcome()
         var manager: SessionManager? = SessionManager(transport: TestTransports.make(transport))
         manager?.completionQueue = DispatchQueue(label: "test")
@@ -103,9 +105,11 @@ import Testing
         }
         task?.resume()
         manager = nil
-        #expect(weakManager == nil)
+        #expect(weakManager != nil)
+        task?.cancel()
         let error = try await done.value()
         #expect((error as? CourierError)?.errorCode == -999)
+        try await waitUntil(timeout: .seconds(5)) { weakManager == nil }
     }
 
     @Test(arguments: TestTransports.names)
