@@ -172,7 +172,7 @@ open class SessionManager: @unchecked Sendable {
     ///     attached; `nil` accepts every status.
     /// - Throws: ``CourierError`` when the request fails before its head arrives. Cancelling the calling Swift
     ///   task before then cancels the request; afterwards, stop iterating the body (or cancel the iterating task).
-    ///   As with every task, releasing the manager cancels it: keep the manager while you read the body.
+    ///   The task keeps its manager alive until the body has been read or abandoned.
     public func stream(
         _ request: URLRequest, acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
     ) async throws -> StreamedResponse {

@@ -6,11 +6,13 @@ import Foundation
 /// the session adds the rest: the end of a body it reads itself and the bytes it read. A date the transport cannot
 /// see stays `nil`. With ``NIOTransport``:
 /// - ``domainLookupStartDate`` and ``domainLookupEndDate`` are always `nil`: NIO resolves and connects in one step.
-/// - On Courier's own HTTP/1.1 connections (plain `http`, collected), a new connection has ``connectStartDate`` and
-///   ``connectEndDate``; ``requestEndDate`` is when the request was handed to the socket.
-/// - On AsyncHTTPClient's connections (`https`, HTTP/2, streamed bodies), a new connection has only
-///   ``connectEndDate`` (and, over TLS, ``secureConnectionEndDate``): the moment it was ready, after its TLS
-///   handshake. A streamed exchange (``Transport/send(_:)``) has no ``requestEndDate``.
+/// - On Courier's own connections (collected exchanges without a proxy, HTTP/1.1 or HTTP/2), a new connection has
+///   ``connectStartDate`` and ``connectEndDate`` and, over TLS, ``secureConnectionStartDate`` (TCP connected, the
+///   handshake begun) and ``secureConnectionEndDate``; ``requestEndDate`` is when the request was handed to the
+///   socket.
+/// - On AsyncHTTPClient's connections (streamed bodies, proxies), a new connection has only ``connectEndDate`` (and,
+///   over TLS, ``secureConnectionEndDate``): the moment it was ready, after its TLS handshake. A streamed exchange
+///   (``Transport/send(_:)``) has no ``requestEndDate``.
 ///
 /// ``URLSessionTransport`` sees no connection: on Linux, Foundation never delivers `URLSessionTaskMetrics`. Its
 /// transactions have the fetch, request-start and response dates only, ``networkProtocolName`` and

@@ -28,7 +28,10 @@ struct NIOExchangeTiming: Sendable {
             if !connection.isReused {
                 metrics.connectStartDate = connection.connectStart
                 metrics.connectEndDate = connection.ready
-                if connection.tlsVersion != nil { metrics.secureConnectionEndDate = connection.ready }
+                if connection.tlsVersion != nil {
+                    metrics.secureConnectionStartDate = connection.secureConnectionStart
+                    metrics.secureConnectionEndDate = connection.ready
+                }
             }
         }
         return metrics
@@ -41,6 +44,8 @@ struct NIOConnectionFacts: Sendable, Equatable {
     var isReused: Bool
     /// When connecting began, where the transport saw it (its own connections).
     var connectStart: Date?
+    /// When TCP was connected and the TLS handshake began (its own connections, over TLS).
+    var secureConnectionStart: Date? = nil
     /// When the connection was ready for its first request (TCP connected and, over TLS, the handshake done).
     var ready: Date
     /// E.g. `TLSv1.3`; `nil` without TLS.

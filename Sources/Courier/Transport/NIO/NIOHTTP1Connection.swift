@@ -26,12 +26,12 @@ final class NIOHTTP1Connection: NIOExchangeCarrier {
     }
 
     /// Wraps a connected HTTP/1.1 channel set up by ``configure(_:decompressionLimit:)``, whose connecting began
-    /// at `connectStart`. Call on the channel's loop.
-    init(channel: any Channel, origin: NIOHTTP1Target.Origin, connectStart: Date) throws {
+    /// at `connectStart` (and whose TLS handshake, if any, at `secureStart`). Call on the channel's loop.
+    init(channel: any Channel, origin: NIOHTTP1Target.Origin, connectStart: Date, secureStart: Date?) throws {
         self.channel = channel
         self.origin = origin
         let handler = try channel.pipeline.syncOperations.handler(type: NIOHTTP1ExchangeHandler.self)
-        handler.connected = (connectStart, Date())
+        handler.connected = (connectStart, secureStart, Date())
         handler.tlsVersion = NIOConnectionReporter.tlsVersion(of: channel.pipeline.syncOperations)
         handler.remoteAddress = NIOConnectionReporter.remoteAddress(of: channel)
         protocolHandler = .http1(NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -138,7 +138,7 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
     private var state = State.idle
     private var context: ChannelHandlerContext?
     /// When connecting began and when the connection was ready.
-    var connected: (start: Date, ready: Date)?
+    var connected: (start: Date, secureStart: Date?, ready: Date)?
     /// The connection's TLS version, over TLS.
     var tlsVersion: String?
     /// The peer's IP address.
@@ -205,8 +205,9 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
         } else {
             if let connected {
                 timing.connection = NIOConnectionFacts(
-                    isReused: exchangesStarted > 0, connectStart: connected.start, ready: connected.ready,
-                    tlsVersion: tlsVersion, protocolName: "http/1.1", remoteAddress: remoteAddress)
+                    isReused: exchangesStarted > 0, connectStart: connected.start,
+                    secureConnectionStart: connected.secureStart, ready: connected.ready, tlsVersion: tlsVersion,
+                    protocolName: "http/1.1", remoteAddress: remoteAddress)
             }
             requestCloses = exchange.head.headers[canonicalForm: "connection"].contains {
                 $0.caseInsensitiveEquals("close")

@@ -100,6 +100,8 @@ final class NIOHTTP1Pool: Sendable {
         let evaluation = Locked<TrustEvaluation?>(nil)
         // Made inside the handshake, where an HTTP/2 pipeline is set up; taken once the connection is ready.
         let http2 = Locked<NIOHTTP2Streams?>(nil)
+        // When TCP was connected: the TLS handshake begins then.
+        let secureStart = Locked<Date?>(nil)
         let connecting =
             bootstrap
             .connectTimeout(connectTimeout)
@@ -123,7 +125,8 @@ final class NIOHTTP1Pool: Sendable {
                                 try NIOHTTP1Connection.configure(pipeline, decompressionLimit: decompressionLimit)
                             case .http2:
                                 let facts = NIOConnectionFacts(
-                                    isReused: false, connectStart: connectStart, ready: Date(),
+                                    isReused: false, connectStart: connectStart,
+                                    secureConnectionStart: secureStart.withLock { $0 }, ready: Date(),
                                     tlsVersion: NIOConnectionReporter.tlsVersion(of: pipeline), protocolName: "h2",
                                     remoteAddress: NIOConnectionReporter.remoteAddress(of: channel))
                                 let streams = try NIOHTTP2Streams.configure(
@@ -138,14 +141,17 @@ final class NIOHTTP1Pool: Sendable {
             switch result {
             case .success(let channel):
                 guard let negotiating = handshake.withLock({ $0 }) else {
-                    return self.opened(channel, for: exchange, origin: origin, connectStart: connectStart, http2: nil)
+                    return self.opened(
+                        channel, for: exchange, origin: origin, connectStart: connectStart, secureStart: nil,
+                        http2: nil)
                 }
+                secureStart.withLock { $0 = Date() }
                 negotiating.whenComplete { negotiated in
                     switch negotiated {
                     case .success:
                         self.opened(
                             channel, for: exchange, origin: origin, connectStart: connectStart,
-                            http2: http2.withLock { $0 })
+                            secureStart: secureStart.withLock { $0 }, http2: http2.withLock { $0 })
                     case .failure(let error):
                         channel.close(promise: nil)
                         self.connectionFailed(origin: origin)
@@ -171,14 +177,15 @@ final class NIOHTTP1Pool: Sendable {
     /// it. Called on its loop.
     private func opened(
         _ channel: any Channel, for exchange: NIOHTTP1Exchange, origin: NIOHTTP1Target.Origin, connectStart: Date,
-        http2: NIOHTTP2Streams?
+        secureStart: Date?, http2: NIOHTTP2Streams?
     ) {
         let connection: NIOHTTP1Connection
         do {
             if let http2 {
                 connection = NIOHTTP1Connection(channel: channel, origin: origin, streams: http2)
             } else {
-                connection = try NIOHTTP1Connection(channel: channel, origin: origin, connectStart: connectStart)
+                connection = try NIOHTTP1Connection(
+                    channel: channel, origin: origin, connectStart: connectStart, secureStart: secureStart)
             }
         } catch {
             channel.close(promise: nil)
