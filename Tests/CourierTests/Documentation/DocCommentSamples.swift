@@ -300,3 +300,15 @@ enum GitHub: URLRequestConvertible {
     }
 }
 // end sample
+
+func docSampleClosureEventMonitor() -> SessionConfiguration {
+    // sample: Sources/Courier/Session/Events/ClosureEventMonitor.swift
+    let monitor = ClosureEventMonitor(
+        taskDidComplete: { task, metrics, error in
+            print(task.originalRequest?.url?.absoluteString ?? "?", metrics.taskInterval.duration, error as Any)
+        })
+    var configuration = SessionConfiguration.default
+    configuration.eventMonitors = [monitor]
+    // end sample
+    return configuration
+}

@@ -118,3 +118,33 @@ import Testing
         try await server.stop()
     }
 }
+
+/// ``ClosureEventMonitor`` (Alamofire's): its closures see a task's events in order, on its queue.
+@Suite struct ClosureEventMonitorTests {
+    @Test("A GET's events reach the closures in order; a closure left out costs nothing")
+    func eventsInOrder() async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "hi")])
+        let seen = Locked<[String]>([])
+        let queue = DispatchQueue(label: "ClosureEventMonitorTests")
+        let monitor = ClosureEventMonitor(
+            queue: queue,
+            taskCreated: { _ in seen.withLock { $0.append("created") } },
+            taskDidReceiveResponse: { _, response in seen.withLock { $0.append("response \(response.statusCode)") } },
+            taskDidReceiveData: { _, data in seen.withLock { $0.append("data \(data.count)") } },
+            taskDidComplete: { _, metrics, error in
+                seen.withLock { $0.append("complete \(metrics.transactionMetrics.count) \(error == nil)") }
+            },
+            taskDidSerializeResponse: { _, result in
+                let bytes = (try? result.get()) as? Data
+                seen.withLock { $0.append("serialized \(bytes?.count ?? -1)") }
+            })
+        var configuration = SessionConfiguration.ephemeral
+        configuration.eventMonitors = [monitor]
+        let manager = HTTPSessionManager(baseURL: server.baseURL, configuration: configuration)
+        _ = try await manager.send("GET", "a", serializer: HTTPResponseSerializer())
+        try await waitUntil { seen.value.count == 5 }
+        #expect(seen.value == ["created", "response 200", "data 2", "complete 1 true", "serialized 2"])
+        manager.invalidate(cancelingTasks: true)
+        try await server.stop()
+    }
+}
