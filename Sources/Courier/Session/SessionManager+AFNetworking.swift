@@ -90,8 +90,18 @@ extension SessionManager {
         let delegate = TaskDelegate(
             for: task, serializer: responseSerializer, uploadBody: uploadBody, uploadProgress: uploadProgress,
             downloadProgress: downloadProgress, completion: completionHandler, hopsToCompletionQueue: true)
+        // Before the task is registered, so its created event shows it.
+        if task.taskDescription == nil { task.taskDescription = taskDescriptionForSessionTasks }
         core.register(task, delegate: delegate)
         return task
+    }
+
+    /// The description every task this manager's factories make starts with (AFNetworking's
+    /// `taskDescriptionForSessionTasks`): unique to the manager while it lives, so an observer of the notifications
+    /// can tell its tasks from another manager's (`task.taskDescription == manager.taskDescriptionForSessionTasks`).
+    /// A task's own ``SessionTask/taskDescription`` may be set to something else afterwards.
+    public var taskDescriptionForSessionTasks: String {
+        "Courier.SessionManager." + String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
     }
 
     /// The task's upload progress, while it runs (`uploadProgressForTask:`): the latest value of what

@@ -90,3 +90,20 @@ import Testing
         try await server.stop()
     }
 }
+
+/// AFNetworking's `taskDescriptionForSessionTasks`: a factory's tasks carry their manager's, another manager's differ.
+@Suite struct TaskDescriptionTests {
+    @Test func factoryTasksCarryTheManagersDescription() throws {
+        let first = SessionManager(configuration: .ephemeral)
+        let second = SessionManager(configuration: .ephemeral)
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        let task = first.dataTask(with: URLRequest(url: url), completionHandler: nil)
+        #expect(task.taskDescription == first.taskDescriptionForSessionTasks)
+        #expect(first.taskDescriptionForSessionTasks != second.taskDescriptionForSessionTasks)
+        #expect(first.taskDescriptionForSessionTasks == first.taskDescriptionForSessionTasks)
+        task.taskDescription = "mine"
+        #expect(task.taskDescription == "mine")
+        first.invalidate(cancelingTasks: true)
+        second.invalidate(cancelingTasks: true)
+    }
+}
