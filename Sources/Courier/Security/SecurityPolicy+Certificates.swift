@@ -38,6 +38,45 @@ extension SecurityPolicy {
         return found
     }
 
+    /// AFNetworking's `policyWithPinningMode:`: a policy pinning every certificate in `bundle`'s resources (the
+    /// main bundle, `.main`, as AFNetworking reads; `Bundle.module` for a package's resources). For
+    /// ``PinningMode/none`` nothing is read.
+    ///
+    /// - Throws: ``SecurityPolicyError/noPins(searched:)`` when the bundle has no certificate (a policy pinning
+    ///   nothing would refuse every server, as AFNetworking 3's does silently); what reading the files throws.
+    public init(pinningMode: PinningMode, certificatesIn bundle: Bundle) throws {
+        guard pinningMode != .none else {
+            self.init(pinningMode: .none)
+            return
+        }
+        let found = try Self.certificates(in: bundle)
+        guard !found.isEmpty else {
+            throw SecurityPolicyError.noPins(searched: bundle.resourceURL?.path ?? bundle.bundlePath)
+        }
+        self.init(pinningMode: pinningMode, pinnedCertificates: found)
+    }
+
+    /// A policy pinning every certificate (`.cer`, `.der`, `.crt`, `.pem`) directly inside `directory`: on Linux,
+    /// where a program has no bundle of its own, name the directory its certificates ship in.
+    ///
+    /// - Throws: ``SecurityPolicyError/noPins(searched:)`` when the directory has no certificate; what reading it
+    ///   throws.
+    public init(pinningMode: PinningMode, certificatesInDirectory directory: URL) throws {
+        let found = try Self.certificates(inDirectory: directory)
+        guard pinningMode == .none || !found.isEmpty else { throw SecurityPolicyError.noPins(searched: directory.path) }
+        self.init(pinningMode: pinningMode, pinnedCertificates: found)
+    }
+
+    /// Whether the policy pins something its mode compares: a certificate, or in ``PinningMode/publicKey`` mode a
+    /// key digest; always `true` without pinning.
+    var pinsSomething: Bool {
+        switch pinningMode {
+        case .none: true
+        case .certificate: !pinnedCertificates.isEmpty
+        case .publicKey: !pinnedCertificates.isEmpty || !pinnedPublicKeyHashes.isEmpty
+        }
+    }
+
     /// Every certificate in the bundle's `.cer`, `.der`, `.crt` and `.pem` resources (`certificatesInBundle:`).
     public static func certificates(in bundle: Bundle) throws -> Set<Data> {
         guard let resources = bundle.resourceURL else { return [] }

@@ -141,6 +141,9 @@ public enum SecurityPolicyError: Error, Sendable, Hashable, CustomStringConverti
     /// The transport cannot apply a non-default policy (URLSessionTransport on Linux: FoundationNetworking shows no
     /// certificate and takes no trust settings).
     case unsupportedByTransport(String)
+    /// A pinning policy pins nothing (no certificate where they were looked for, or none given), so it would refuse
+    /// every server; the location searched, or `nil` when none was.
+    case noPins(searched: String?)
 
     /// The error in a sentence.
     public var description: String {
@@ -151,6 +154,9 @@ public enum SecurityPolicyError: Error, Sendable, Hashable, CustomStringConverti
             return "not a DER or PEM certificate: \(what)"
         case .pinningRequiresHTTPSBaseURL(let url):
             return "a pinning security policy needs an https base URL, not \(url ?? "none")"
+        case .noPins(let searched):
+            return "a pinning security policy with nothing pinned would refuse every server"
+                + (searched.map { "; no certificate (.cer, .der, .crt, .pem) in \($0)" } ?? "")
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
         case .invalidClientCertificate(let reason):

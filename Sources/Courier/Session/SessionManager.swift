@@ -109,15 +109,21 @@ open class SessionManager: @unchecked Sendable {
 
     /// Sets the policy for hosts without their own (``securityPolicy``).
     ///
-    /// - Throws: never here; ``HTTPSessionManager`` refuses a pinning policy without an `https` base URL.
+    /// - Throws: ``SecurityPolicyError/noPins(searched:)`` for a pinning policy that pins nothing (it would refuse
+    ///   every server); ``HTTPSessionManager`` also refuses a pinning policy without an `https` base URL.
     open func setSecurityPolicy(_ policy: SecurityPolicy) throws {
+        guard policy.pinsSomething else { throw SecurityPolicyError.noPins(searched: nil) }
         core.settings.withLock { $0.securityPolicies.defaultPolicy = policy }
     }
 
     /// Sets the whole per-host table (``securityPolicies``).
     ///
-    /// - Throws: never here; ``HTTPSessionManager`` refuses a pinning default policy without an `https` base URL.
+    /// - Throws: ``SecurityPolicyError/noPins(searched:)`` for a pinning policy that pins nothing (it would refuse
+    ///   every server); ``HTTPSessionManager`` also refuses a pinning default policy without an `https` base URL.
     open func setSecurityPolicies(_ policies: SecurityPolicies) throws {
+        guard policies.defaultPolicy.pinsSomething, policies.hostPolicies.values.allSatisfy(\.pinsSomething) else {
+            throw SecurityPolicyError.noPins(searched: nil)
+        }
         core.settings.withLock { $0.securityPolicies = policies }
     }
 
