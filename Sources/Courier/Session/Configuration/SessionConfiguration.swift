@@ -39,6 +39,11 @@ public struct SessionConfiguration: Sendable {
     public var maximumRedirects: Int = 16
     /// Credentials answered to Basic and Digest challenges when no authentication hook decides otherwise.
     public var credential: Credential?
+    /// Where a `401` looks next when ``credential`` does not answer it, as URLSession does: the default credential
+    /// stored for the challenge's protection space (the URL's scheme, host and port, the realm, Basic or Digest);
+    /// default `URLCredentialStorage.shared`, and for ``ephemeral`` a new, empty storage of its own. A credential
+    /// stored for one protection space never answers another (another host, port, realm, or plain http for https).
+    public var urlCredentialStorage: URLCredentialStorage? = .shared
     /// Where `GET` responses are cached, as URLSession does (see the Sessions article); default `nil`: no cache.
     /// Neither transport caches on its own.
     public var urlCache: URLCache?
@@ -114,6 +119,7 @@ public struct SessionConfiguration: Sendable {
     public static var ephemeral: SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.cookieStore = CookieJar()
+        configuration.urlCredentialStorage = URLCredentialStorage()
         return configuration
     }
 

@@ -23,11 +23,12 @@ extension TaskExchange {
         case .performDefaultHandling:
             // The session's credential answers only its own schemes, at the origin the task was made for (or the
             // protection space it names): never a Basic downgrade, another host, or plain http.
-            credential = core.configuration.credential.flatMap { configured in
-                authenticationAttempts == 0
-                    && configured.answers(challenge, at: url, originalURL: task.originalRequest?.url)
-                    ? configured : nil
-            }
+            credential =
+                core.configuration.credential.flatMap { configured in
+                    authenticationAttempts == 0
+                        && configured.answers(challenge, at: url, originalURL: task.originalRequest?.url)
+                        ? configured : nil
+                } ?? storedCredential(for: challenge, at: url, schemes: schemes)
         case .rejectProtectionSpace: credential = nil
         case .cancelAuthenticationChallenge: throw CancellationError()
         }
@@ -39,5 +40,30 @@ extension TaskExchange {
             forHTTPHeaderField: "Authorization")
         await discard(response.body)
         return true
+    }
+
+    /// The credential ``SessionConfiguration/urlCredentialStorage`` keeps for the challenge's protection space, for
+    /// a first attempt, in one of `schemes`.
+    private func storedCredential(for challenge: AuthenticationChallenge, at url: URL, schemes: Set<Credential.Scheme>)
+        -> Credential?
+    {
+        guard authenticationAttempts == 0, let storage = core.configuration.urlCredentialStorage,
+            let scheme = Credential.Scheme(rawValue: challenge.scheme.lowercased()), schemes.contains(scheme),
+            let host = url.host, let urlScheme = url.scheme?.lowercased()
+        else { return nil }
+        let port = url.port ?? (urlScheme == "https" ? 443 : 80)
+        let method = scheme == .digest ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
+        // Matched field by field: swift-corelibs-foundation's URLProtectionSpace compares by identity, so asking the
+        // storage with a space of our own finds nothing there.
+        guard
+            let space = storage.allCredentials.keys.first(where: { stored in
+                stored.host.lowercased() == host.lowercased() && stored.port == port
+                    && stored.protocol?.lowercased() == urlScheme && stored.realm == challenge.realm
+                    && stored.authenticationMethod == method && !stored.isProxy()
+            }),
+            let stored = storage.defaultCredential(for: space),
+            let user = stored.user, let password = stored.password
+        else { return nil }
+        return Credential(user: user, password: password, schemes: [scheme])
     }
 }
