@@ -189,17 +189,19 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
 
     /// Sends a prepared request (a `URLRequest`, or what a ``URLRequestConvertible`` such as an app's router makes)
     /// and serializes the response with `serializer`; `interceptor`, when given, adapts and retries this request
-    /// after the session's ``SessionConfiguration/interceptor``.
+    /// after the session's ``SessionConfiguration/interceptor``, and `hooks` replace the session's redirect, caching
+    /// and authentication hooks and credential for this request.
     ///
     /// - Throws: what making the request throws, as a ``CourierError`` (a non-Courier error inside
     ///   ``CourierError/requestFailed(underlyingError:context:)``), before anything is sent; then ``CourierError``
     ///   with the request, response and body attached.
     public func send<Serializer: ResponseSerializer>(
-        _ request: some URLRequestConvertible, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
+        _ request: some URLRequestConvertible, serializer: Serializer, interceptor: (any RequestInterceptor)? = nil,
+        hooks: TaskHooks? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         try await run(
-            try Self.request(from: request), body: nil, uploadProgress: nil, serializer: serializer,
-            interceptor: interceptor)
+            .made(try Self.request(from: request)), body: nil, serializer: serializer, interceptor: interceptor,
+            taskHooks: hooks)
     }
 
     /// Runs one task for the `async` API: a data task, or an upload task when there is a `body`.
@@ -216,11 +218,12 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     /// delegate, then its exchanges on the session's one road (`TaskExchange`).
     private func run<Serializer: ResponseSerializer>(
         _ request: TaskRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)? = nil,
-        serializer: Serializer, interceptor: (any RequestInterceptor)? = nil
+        serializer: Serializer, interceptor: (any RequestInterceptor)? = nil, taskHooks: TaskHooks? = nil
     ) async throws -> DataResponse<Serializer.SerializedObject> {
         let started = Date()
         let (task, delegate) = register(
-            request, body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor)
+            request, body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor,
+            taskHooks: taskHooks)
         let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         return try Self.response(of: task, value: value, data: data, started: started)
     }
@@ -229,13 +232,13 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     @inline(never)
     private func register<Serializer: ResponseSerializer>(
         _ request: TaskRequest, body: HTTPRequestBody?, uploadProgress: (@Sendable (TaskProgress) -> Void)?,
-        serializer: Serializer, interceptor: (any RequestInterceptor)?
+        serializer: Serializer, interceptor: (any RequestInterceptor)?, taskHooks: TaskHooks?
     ) -> (SessionTask, TaskDelegate) {
         let task =
             body == nil ? DataTask(source: request, controller: core) : UploadTask(source: request, controller: core)
         let delegate = TaskDelegate(
             for: task, serializer: serializer, uploadBody: body, uploadProgress: uploadProgress,
-            hopsToCompletionQueue: false, interceptor: interceptor)
+            hopsToCompletionQueue: false, interceptor: interceptor, taskHooks: taskHooks)
         core.register(task, delegate: delegate)
         return (task, delegate)
     }

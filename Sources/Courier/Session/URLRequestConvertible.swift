@@ -25,7 +25,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// ``HTTPSessionManager/send(_:serializer:interceptor:)`` and ``HTTPSessionManager/send(_:as:decoder:)`` take one.
+/// ``HTTPSessionManager/send(_:serializer:interceptor:hooks:)`` and ``HTTPSessionManager/send(_:as:decoder:)`` take one.
 public protocol URLRequestConvertible: Sendable {
     /// The request.
     ///

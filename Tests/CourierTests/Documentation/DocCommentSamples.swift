@@ -312,3 +312,13 @@ func docSampleClosureEventMonitor() -> SessionConfiguration {
     // end sample
     return configuration
 }
+
+func docSampleTaskHooks(manager: HTTPSessionManager, request: URLRequest) async throws -> DataResponse<Data?> {
+    // sample: Sources/Courier/Session/Configuration/TaskHooks.swift
+    var once = TaskHooks()
+    once.willPerformRedirection = { _, _, _ in nil }  // this request follows no redirect
+    once.credential = Credential(user: "ada", password: "secret")
+    let response = try await manager.send(request, serializer: HTTPResponseSerializer(), hooks: once)
+    // end sample
+    return response
+}

@@ -153,6 +153,30 @@ struct HTTPCachingTests {
         #expect(data != Data("stale".utf8))
     }
 
+    @Test("A response stored without a Date gets one (RFC 9110 §6.6.1), so its max-age can make it fresh")
+    func aResponseWithoutDateIsStoredWithOne() throws {
+        let url = try #require(URL(string: "https://cache.example.test/a"))
+        let bare = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=60"]))
+        #expect(!HTTPCaching.isFresh(bare, now: Date()))
+        let now = Date()
+        let dated = HTTPCaching.addingDateIfMissing(to: bare, now: now)
+        let date = try #require(dated.value(forHTTPHeaderField: "Date"))
+        #expect(abs((HTTPCaching.parseDate(date) ?? .distantPast).timeIntervalSince(now)) < 1)
+        #expect(HTTPCaching.isFresh(dated, now: now.addingTimeInterval(30)))
+        #expect(!HTTPCaching.isFresh(dated, now: now.addingTimeInterval(61)))
+        #expect(dated.value(forHTTPHeaderField: "Cache-Control") == "max-age=60")
+        // A Date the server sent is kept.
+        let sent = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Date": "Sun, 06 Nov 1994 08:49:37 GMT"]))
+        #expect(
+            HTTPCaching.addingDateIfMissing(to: sent, now: now).value(forHTTPHeaderField: "Date")
+                == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
     @Test
     func freshnessFollowsMaxAgeExpiresAndDate() throws {
         let url = try #require(URL(string: "http://127.0.0.1/x"))

@@ -109,6 +109,27 @@ enum HTTPCaching {
         return result
     }
 
+    /// `response` as a cache keeps it: with a `Date` field of `now` when it came without one, as RFC 9110 §6.6.1
+    /// asks of a recipient that caches a message (without it the stored response's age is unknown, and a
+    /// `max-age` could never make it fresh).
+    static func addingDateIfMissing(to response: HTTPURLResponse, now: Date) -> HTTPURLResponse {
+        guard response.value(forHTTPHeaderField: "Date") == nil, let url = response.url else { return response }
+        var fields: [String: String] = [:]
+        for case (let name as String, let value as String) in response.allHeaderFields { fields[name] = value }
+        fields["Date"] = formatDate(now)
+        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+            ?? response
+    }
+
+    /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func formatDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
     /// An HTTP date (RFC 9110's IMF-fixdate, the only form servers are required to send).
     static func parseDate(_ text: String) -> Date? {
         let formatter = DateFormatter()

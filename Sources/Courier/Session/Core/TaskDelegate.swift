@@ -31,6 +31,8 @@ final class TaskDelegate: Sendable {
     private let stream: ChunkHandoff?
     /// The request's own interceptor, after the session's.
     let interceptor: (any RequestInterceptor)?
+    /// The request's own hooks and credential (``TaskHooks``), in place of the session's; `nil` for none.
+    let taskHooks: TaskHooks?
     /// The task's state, shared with it.
     let state: Locked<TaskState>
     /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or
@@ -43,7 +45,7 @@ final class TaskDelegate: Sendable {
         downloadProgress: (@Sendable (TaskProgress) -> Void)? = nil, completion: TaskCompletionHandler? = nil,
         hopsToCompletionQueue: Bool, destination: DownloadDestination? = nil, downloadOptions: DownloadOptions? = nil,
         movesUnacceptableDownload: Bool = true, stream: ChunkHandoff? = nil,
-        interceptor: (any RequestInterceptor)? = nil
+        interceptor: (any RequestInterceptor)? = nil, taskHooks: TaskHooks? = nil
     ) {
         state = task.mutable
         self.serializer = serializer
@@ -57,6 +59,7 @@ final class TaskDelegate: Sendable {
         self.movesUnacceptableDownload = movesUnacceptableDownload
         self.stream = stream
         self.interceptor = interceptor
+        self.taskHooks = taskHooks.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Notes that bytes moved, for the idle timeout.

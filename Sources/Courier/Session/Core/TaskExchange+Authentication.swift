@@ -12,7 +12,8 @@ extension TaskExchange {
     func answerChallenge(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
         guard head.statusCode == 401, body?.isReplayable ?? true else { return false }
         let http = try Self.http(head)
-        let schemes = core.configuration.credential?.schemes ?? Credential.Scheme.all
+        let configured = delegate.taskHooks?.credential ?? core.configuration.credential
+        let schemes = configured?.schemes ?? Credential.Scheme.all
         guard
             let challenge = Authentication.challenge(
                 in: head.headers, response: http, previousFailureCount: authenticationAttempts, preferring: schemes)
@@ -24,7 +25,7 @@ extension TaskExchange {
             // The session's credential answers only its own schemes, at the origin the task was made for (or the
             // protection space it names): never a Basic downgrade, another host, or plain http.
             credential =
-                core.configuration.credential.flatMap { configured in
+                configured.flatMap { configured in
                     authenticationAttempts == 0
                         && configured.answers(challenge, at: url, originalURL: task.originalRequest?.url)
                         ? configured : nil

@@ -49,10 +49,11 @@ extension TaskExchange {
         case .network(store: true), .revalidate: break
         default: return
         }
-        let response = try Self.http(head)
+        let received = try Self.http(head)
         guard let cache = core.configuration.urlCache, let dataTask = task as? DataTask,
-            HTTPCaching.isStorable(response, for: request)
+            HTTPCaching.isStorable(received, for: request)
         else { return }
+        let response = HTTPCaching.addingDateIfMissing(to: received, now: Date())
         let proposed = CachedURLResponse(response: response, data: delegate.receivedData, storagePolicy: .allowed)
         guard let chosen = hooks.willCacheResponse.map({ $0(dataTask, proposed) }) ?? proposed else { return }
         cache.storeCachedResponse(chosen, for: request)

@@ -89,8 +89,10 @@ final class TaskExchange {
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, announcingStartFrom startDate: Date?
     ) -> TaskExchange {
         let source = task.requestSource
+        // A request's own hooks make a snapshot of their own; every other task shares the session's.
+        let hooks = delegate.taskHooks.map { SessionEventSink.HookSnapshot($0.replacing(in: core.hooks)) }
         return TaskExchange(
-            core: core, task: task, delegate: delegate, hooks: core.hookSnapshot, source: source,
+            core: core, task: task, delegate: delegate, hooks: hooks ?? core.hookSnapshot, source: source,
             body: delegate.uploadBody ?? source.httpBody.map { .data($0) }, startToAnnounce: startDate,
             interceptor: Self.interceptor(core.leadingInterceptor, core.configuration.interceptor, delegate.interceptor)
         )

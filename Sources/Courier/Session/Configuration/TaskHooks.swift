@@ -1,0 +1,45 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Hooks for one request of the `async` API that take the place of the session's (Alamofire's per-request
+/// `redirect(using:)`, `cacheResponse(using:)` and `authenticate(with:)`); a hook left `nil` leaves the session's
+/// ``SessionHooks`` in force for that request.
+///
+/// ```swift
+/// var once = TaskHooks()
+/// once.willPerformRedirection = { _, _, _ in nil }  // this request follows no redirect
+/// once.credential = Credential(user: "ada", password: "secret")
+/// let response = try await manager.send(request, serializer: HTTPResponseSerializer(), hooks: once)
+/// ```
+public struct TaskHooks: Sendable {
+    /// Replaces ``SessionHooks/willPerformRedirection`` for this request.
+    public var willPerformRedirection: (@Sendable (SessionTask, HTTPURLResponse, URLRequest) -> URLRequest?)?
+    /// Replaces ``SessionHooks/willCacheResponse`` for this request.
+    public var willCacheResponse: (@Sendable (DataTask, CachedURLResponse) -> CachedURLResponse?)?
+    /// Replaces ``SessionHooks/authenticationChallenge`` for this request.
+    public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+    /// Replaces ``SessionConfiguration/credential`` for this request (under the same rules: its own schemes, the
+    /// request's origin or the credential's protection space).
+    public var credential: Credential?
+
+    /// No replacement: the session's hooks.
+    public init() {}
+
+    /// Whether any hook is set.
+    var isEmpty: Bool {
+        willPerformRedirection == nil && willCacheResponse == nil && authenticationChallenge == nil
+            && credential == nil
+    }
+
+    /// The session's `hooks` with these in their place.
+    func replacing(in hooks: SessionHooks) -> SessionHooks {
+        var merged = hooks
+        if let willPerformRedirection { merged.willPerformRedirection = willPerformRedirection }
+        if let willCacheResponse { merged.willCacheResponse = willCacheResponse }
+        if let authenticationChallenge { merged.authenticationChallenge = authenticationChallenge }
+        return merged
+    }
+}
