@@ -121,6 +121,37 @@ struct DownloadResumeTests {
         try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
     }
 
+    /// AFNetworking's session-wide download blocks: `setDownloadTaskDidResumeBlock:` with the offset and total, and
+    /// `setDownloadTaskDidWriteDataBlock:` with the file's running totals, the offset counted.
+    @Test(arguments: transports)
+    func downloadHooksSeeTheResumeAndEveryWrite(transport: String) async throws {
+        let original = Self.randomData(count: 1 << 20, seed: 21)
+        let server = try await RangeServer.start(original, chunkSize: 16 * 1024, chunkDelay: 0.005, holds: [512 * 1024])
+        defer { Task { try await server.stop() } }
+        let manager = manager(transport)
+        let resumeData = try #require(
+            try await interruptedDownload(manager, URLRequest(url: server.fileURL), after: 128 * 1024))
+        server.proceed()
+        let offset = try DownloadResumeData(data: resumeData).bytesOnDisk
+        let resumed = Locked<[(Int64, Int64)]>([])
+        let writes = Locked<[(Int64, Int64, Int64)]>([])
+        var hooks = manager.hooks
+        hooks.downloadTaskDidResume = { _, at, total in resumed.withLock { $0.append((at, total)) } }
+        hooks.downloadTaskDidWriteData = { _, step, total, expected in
+            writes.withLock { $0.append((step, total, expected)) }
+        }
+        manager.hooks = hooks
+        let (finished, destination) = await resume(manager, resumeData, progress: nil)
+        #expect(finished.error == nil)
+        #expect(resumed.value.count == 1)
+        #expect(resumed.value.first?.0 == offset && resumed.value.first?.1 == Int64(original.count))
+        let steps = writes.value
+        #expect(steps.first.map { $0.1 == offset + $0.0 } == true, "the first total counts the offset")
+        #expect(steps.last?.1 == Int64(original.count) && steps.last?.2 == Int64(original.count))
+        #expect(steps.reduce(Int64(0)) { $0 + $1.0 } == Int64(original.count) - offset)
+        try? FileManager.default.removeItem(at: destination.deletingLastPathComponent())
+    }
+
     @Test(arguments: transports)
     func aChangedValidatorRestartsFromZero(transport: String) async throws {
         let original = Self.randomData(count: 1 << 20, seed: 12)

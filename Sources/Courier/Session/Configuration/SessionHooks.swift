@@ -24,6 +24,13 @@ public struct SessionHooks: Sendable {
     /// Decides where every finished download goes; when it returns a URL, it takes precedence over the task's own
     /// destination (as in AFNetworking).
     public var downloadTaskDidFinishDownloading: (@Sendable (DownloadTask, URL, HTTPURLResponse?) -> URL?)?
+    /// Called as every download writes its body (AFNetworking's session-wide `setDownloadTaskDidWriteDataBlock:`):
+    /// the bytes of this step, the task's total so far (a resumed download's offset included) and the total
+    /// expected, the offset included (`-1` when unknown).
+    public var downloadTaskDidWriteData: (@Sendable (DownloadTask, Int64, Int64, Int64) -> Void)?
+    /// Called when a download continued from resume data finds the server continuing its file
+    /// (`setDownloadTaskDidResumeBlock:`): the offset it continues at and the total expected (`-1` when unknown).
+    public var downloadTaskDidResume: (@Sendable (DownloadTask, Int64, Int64) -> Void)?
     /// Answers a `401` challenge (Basic or Digest). Default: ``AuthenticationDisposition/performDefaultHandling``,
     /// which answers with ``SessionConfiguration/credential`` once.
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?

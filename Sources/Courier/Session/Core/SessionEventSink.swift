@@ -90,7 +90,15 @@ final class SessionEventSink: Sendable {
         case .suspended(let task):
             post(.taskDidSuspend, object: task, userInfo: nil)
         case .receivedData(let task, let data):
-            hooks.withLock { $0.hooks.didReceiveData }?(task, data)
+            let (onData, onWrite) = hooks.withLock { ($0.hooks.didReceiveData, $0.hooks.downloadTaskDidWriteData) }
+            onData?(task, data)
+            if let onWrite, let download = task as? DownloadTask {
+                // The file's totals: a resumed download's offset counts, as its progress does.
+                let (written, expected) = download.mutable.withLock {
+                    ($0.downloadBytesWritten, $0.bytesExpectedToReceive)
+                }
+                onWrite(download, Int64(data.count), written, expected)
+            }
         case .sentBodyData(let task, let bytes, let total, let expected):
             hooks.withLock { $0.hooks.didSendBodyData }?(task, bytes, total, expected)
         case .completed(let task, _, let error):

@@ -15,6 +15,10 @@ extension TaskExchange {
         guard resumeOffset > 0 else { return false }
         switch ResumeDecision(response: try Self.http(head), offset: resumeOffset) {
         case .append:
+            if let hook = hooks.downloadTaskDidResume, let download = task as? DownloadTask {
+                let length = head.contentLength
+                hook(download, resumeOffset, length >= 0 ? CheckedConversion.sum(resumeOffset, length) ?? -1 : -1)
+            }
             return false
         case .restart:
             try await delegate.downloadFile?.restart()

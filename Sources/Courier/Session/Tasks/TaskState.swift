@@ -218,6 +218,9 @@ struct TaskState {
         download.expect(total: progressTotal)
     }
 
+    /// The bytes a download's file holds so far: a resumed download's offset and what has arrived since.
+    var downloadBytesWritten: Int64 { download.completedCount }
+
     /// Sets the bytes a download's progress starts from (its file's, when it continues one).
     mutating func startDownload(at offset: Int64) {
         download.start(at: offset)
