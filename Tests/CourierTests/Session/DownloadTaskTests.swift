@@ -93,6 +93,11 @@ struct DownloadTaskTests {
         manager.completionQueue = completionQueue
         let disposition = Locked(ResponseDisposition.becomeDownload)
         manager.hooks.didReceiveResponse = { _, _ in disposition.value }
+        // AFNetworking's `setDataTaskDidBecomeDownloadTaskBlock:`: told once, before the body is written.
+        let becameDownload = Locked<[Int64]>([])
+        manager.hooks.dataTaskDidBecomeDownload = { task in
+            becameDownload.withLock { $0.append(task.countOfBytesReceived) }
+        }
         func run() async -> (object: (any Sendable)?, error: (any Error)?, bytes: Data?) {
             let outcome = Outcome()
             let result = Locked<((any Sendable)?, (any Error)?, Data?)>((nil, nil, nil))
@@ -112,11 +117,13 @@ struct DownloadTaskTests {
         #expect(downloaded.bytes == body)
         completionQueue.sync {}  // the handler's block, which deletes the file after it, has finished
         #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(becameDownload.value == [0])
 
         disposition.withLock { $0 = .cancel }
         let cancelled = await run()
         #expect((cancelled.error as? CourierError)?.errorCode == -999)
         #expect(cancelled.object == nil)
+        #expect(becameDownload.value.count == 1, "a cancelled response did not become a download")
     }
 
     @Test(arguments: FaultTransportKind.all)

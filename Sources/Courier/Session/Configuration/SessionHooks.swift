@@ -12,6 +12,11 @@ public struct SessionHooks: Sendable {
     public var willPerformRedirection: (@Sendable (SessionTask, HTTPURLResponse, URLRequest) -> URLRequest?)?
     /// Called when the final response head arrives. Default: ``ResponseDisposition/allow``.
     public var didReceiveResponse: (@Sendable (SessionTask, HTTPURLResponse) -> ResponseDisposition)?
+    /// Called when ``didReceiveResponse`` turned a data task's body into a download
+    /// (``ResponseDisposition/becomeDownload``), before the first byte is written (AFNetworking's
+    /// `setDataTaskDidBecomeDownloadTaskBlock:`). The task stays the same object: its completion then gets the
+    /// file's URL.
+    public var dataTaskDidBecomeDownload: (@Sendable (DataTask) -> Void)?
     /// Called as the request body goes out: bytes in this step, total sent, total expected (`-1` unknown).
     public var didSendBodyData: (@Sendable (SessionTask, Int64, Int64, Int64) -> Void)?
     /// Called with each chunk of a data task's response body.

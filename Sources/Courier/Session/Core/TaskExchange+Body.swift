@@ -13,7 +13,11 @@ extension TaskExchange {
         switch try hooks.didReceiveResponse.map({ $0(task, try Self.http(head)) }) ?? .allow {
         case .allow: break
         case .cancel: throw CancellationError()
-        case .becomeDownload: if delegate.sink.keepsInMemory { try await delegate.makeDownloadFile().begin() }
+        case .becomeDownload:
+            if delegate.sink.keepsInMemory {
+                try await delegate.makeDownloadFile().begin()
+                if let dataTask = task as? DataTask { hooks.dataTaskDidBecomeDownload?(dataTask) }
+            }
         }
         core.events.send(.receivedResponse(task, head))
         // Where the body goes, decided once: the hook above was the last thing that could change it.
