@@ -140,6 +140,15 @@ import Testing
             return code == -1005
         }.count
         #expect(answered + lost == 10, "every request ends answered or lost: \(results)")
+        // Named in the issue itself (a comment is not printed): once, in a full AsyncHTTPClient pass on a loaded
+        // machine, one request ended some other way, and the run did not say how.
+        for result in results {
+            switch result {
+            case .success(200): break
+            case .failure(let error as CourierError) where error.errorCode == -1005: break
+            default: Issue.record("neither answered nor lost: \(result)")
+            }
+        }
         #expect(answered >= 1)
         // Each request went out at most 1 + refusedStreamAttempts times; nginx read one per connection.
         #expect(server.accessLog.count == answered)

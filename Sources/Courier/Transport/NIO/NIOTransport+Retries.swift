@@ -22,6 +22,10 @@ extension NIOTransport {
     /// closes the streams past its last stream ID as cancelled) or reset as refused. Such a request can go out again
     /// on another connection (RFC 9113 §8.7); a server that keeps refusing is asked a bounded number of times.
     static func wasRefusedUnread(_ error: any Error) -> Bool {
+        // A stream opened after the connection's `GOAWAY` arrived never sent its headers (RFC 9113 §6.8); NIOHTTP2
+        // reports it bare or inside the stream's error.
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return true }
+        if let streamError = error as? NIOHTTP2Errors.StreamError { return wasRefusedUnread(streamError.baseError) }
         guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
         return closed.errorCode == .refusedStream || closed.errorCode == .cancel
     }
