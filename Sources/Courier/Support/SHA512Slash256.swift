@@ -3,10 +3,7 @@
 /// one.
 enum SHA512Slash256 {
     static func hex(_ string: String) -> String {
-        digest(Array(string.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        HexDigits.lowercase(digest(Array(string.utf8)))
     }
 
     static func digest(_ message: [UInt8]) -> [UInt8] {

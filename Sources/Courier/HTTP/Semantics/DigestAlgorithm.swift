@@ -48,7 +48,7 @@ struct DigestAlgorithm: Sendable, Hashable {
     func hex(_ data: String) -> String {
         switch hash {
         case .md5: return MD5.hex(data)
-        case .sha256: return SHA256.hash(data: Data(data.utf8)).map { String(format: "%02x", $0) }.joined()
+        case .sha256: return HexDigits.lowercase(SHA256.hash(data: Data(data.utf8)))
         case .sha512Slash256: return SHA512Slash256.hex(data)
         }
     }

@@ -1,0 +1,14 @@
+/// Bytes as lower-case hexadecimal, two digits each: how HTTP Digest writes its hashes (RFC 7616 §3.4.1).
+enum HexDigits {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
