@@ -38,10 +38,8 @@ extension SessionCore {
             handlesCookies: request.httpShouldHandleCookies)
         // The credential answers challenges from the task's own origin, or from its protection space (whatever the
         // realm: curl has no way to name one).
-        let credential = configuration.credential.flatMap { credential -> Credential? in
-            guard let space = credential.protectionSpace else { return credential }
-            return RedirectPolicy.isOrigin(scheme: space.scheme, host: space.host, port: space.port, of: url)
-                ? credential : nil
+        let credential = configuration.credential.flatMap { credential in
+            credential.protectionSpace?.containsOrigin(of: url) ?? true ? credential : nil
         }
         return CURLCommand.make(request, headers: headers, credential: credential, redactingSecrets: redactingSecrets)
     }

@@ -1,12 +1,8 @@
 import Foundation
 
-/// HTTP dates (RFC 9110's IMF-fixdate) for test servers and fixtures.
+@testable import Courier
+
+/// HTTP dates (RFC 9110's IMF-fixdate) for test servers and fixtures: written as the session's cache writes them.
 enum HTTPDate {
-    static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+    static func format(_ date: Date) -> String { HTTPCaching.formatDate(date) }
 }

@@ -41,8 +41,12 @@ public struct Credential: Sendable, Hashable {
 
         /// Whether `url` and `realm` are inside this space.
         func contains(_ url: URL, realm challengeRealm: String?) -> Bool {
+            containsOrigin(of: url) && realm.map { $0 == challengeRealm } ?? true
+        }
+
+        /// Whether `url`'s origin is this space's, whatever the realm.
+        func containsOrigin(of url: URL) -> Bool {
             RedirectPolicy.isOrigin(scheme: scheme, host: host, port: port, of: url)
-                && realm.map { $0 == challengeRealm } ?? true
         }
     }
 

@@ -123,20 +123,21 @@ enum HTTPCaching {
 
     /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
     static func formatDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        imfFormatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'").string(from: date)
     }
 
     /// An HTTP date (RFC 9110's IMF-fixdate, the only form servers are required to send).
     static func parseDate(_ text: String) -> Date? {
+        imfFormatter("EEE, dd MMM yyyy HH:mm:ss zzz").date(from: text)
+    }
+
+    /// A formatter of `format` in English and GMT, as HTTP dates are written whatever the process's locale.
+    private static func imfFormatter(_ format: String) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
+        formatter.dateFormat = format
+        return formatter
     }
 }
 

@@ -147,14 +147,14 @@ public struct HTTPRequestSerializer: RequestSerializer {
     /// The body of a form: the query string of `parameters`, escaped in ``stringEncoding``.
     private func formBody(for request: URLRequest, parameters: Parameter?) throws -> Data {
         guard let parameters else { return Data() }
-        if stringEncoding == .utf8 { return Data(try queryString(for: request, parameters: parameters).utf8) }
-        let query: String
-        if let queryStringSerialization {
-            query = try queryStringSerialization(request, parameters)
-        } else {
-            query = try QueryString.encode(
+        // A custom builder's query, and UTF-8's, are the usual one; only the default builder escapes in another
+        // encoding.
+        let query =
+            stringEncoding == .utf8 || queryStringSerialization != nil
+            ? try queryString(for: request, parameters: parameters)
+            : try QueryString.encode(
                 parameters, arrayEncoding: arrayEncoding, boolEncoding: boolEncoding, stringEncoding: stringEncoding)
-        }
+        if stringEncoding == .utf8 { return Data(query.utf8) }
         guard let body = query.data(using: stringEncoding, allowLossyConversion: false) else {
             throw QueryString.unwritable(query, in: stringEncoding)
         }

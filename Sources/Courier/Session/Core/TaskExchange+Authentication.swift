@@ -52,7 +52,7 @@ extension TaskExchange {
             let scheme = Credential.Scheme(rawValue: challenge.scheme.lowercased()), schemes.contains(scheme),
             let host = url.host, let urlScheme = url.scheme?.lowercased()
         else { return nil }
-        let port = url.port ?? (urlScheme == "https" ? 443 : 80)
+        let port = url.port ?? URLCheck.defaultPort(scheme: urlScheme)
         let method = scheme == .digest ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
         // Matched field by field: swift-corelibs-foundation's URLProtectionSpace compares by identity, so asking the
         // storage with a space of our own finds nothing there.

@@ -17,10 +17,9 @@ struct NIODialOptions: Sendable {
     /// The host or address and the port to connect to for an origin's `host` and `port`: the first route that
     /// matches them, then the target host's address.
     func target(host: String, port: Int) -> (host: String, port: Int) {
-        guard !routes.isEmpty, let normalized = NIOTransport.ConnectionRoute.normalized(host),
-            let route = routes.first(where: { $0.matches(host: normalized, port: port) })
+        guard !routes.isEmpty, let routed = NIOTransport.ConnectionRoute.target(host: host, port: port, in: routes)
         else { return (address(for: host), port) }
-        return (address(for: route.targetHost ?? host), route.targetPort ?? port)
+        return (address(for: routed.host), routed.port)
     }
 
     /// `bootstrap`, bound to the local address when there is one.

@@ -59,7 +59,8 @@ extension NIOTransport {
     /// of its own carries it: AsyncHTTPClient's overrides are per client and per host, and the route may be for
     /// one port only.
     private func hostOverride(for request: TransportRequest) -> HostOverride? {
-        guard request.proxy == nil, let host = request.url.host,
+        // Routes first: without any, every request is spared reading its URL's host here.
+        guard !configuration.connectionRoutes.isEmpty, request.proxy == nil, let host = request.url.host,
             let target = ConnectionRoute.target(of: request.url, in: configuration.connectionRoutes),
             target.host != ConnectionRoute.normalized(host)
         else { return nil }

@@ -49,9 +49,16 @@ extension NIOTransport {
         /// Where a connection for `url` goes under the first of `routes` that matches it, or `nil` when none does
         /// (or `url` has no host).
         public static func target(of url: URL, in routes: [ConnectionRoute]) -> (host: String, port: Int)? {
-            guard !routes.isEmpty, let host = url.host.flatMap(normalized) else { return nil }
-            let port = url.port ?? URLCheck.defaultPort(scheme: url.scheme)
-            guard let route = routes.first(where: { $0.matches(host: host, port: port) }) else { return nil }
+            guard !routes.isEmpty, let host = url.host else { return nil }
+            return target(host: host, port: url.port ?? URLCheck.defaultPort(scheme: url.scheme), in: routes)
+        }
+
+        /// Where a connection for `host` (as a URL or an origin has it) on `port` goes under the first of `routes`
+        /// that matches it, or `nil` when none does.
+        static func target(host: String, port: Int, in routes: [ConnectionRoute]) -> (host: String, port: Int)? {
+            guard let host = normalized(host),
+                let route = routes.first(where: { $0.matches(host: host, port: port) })
+            else { return nil }
             return (route.targetHost ?? host, route.targetPort ?? port)
         }
     }
