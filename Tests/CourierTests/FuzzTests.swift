@@ -13,7 +13,7 @@ import Testing
 /// The tests are `async` and yield between cases: a synchronous test holds one of the cooperative pool's threads
 /// (two on a 2-core machine) for its whole run, and these run for seconds, which left the other tests' timers and
 /// continuations waiting (measured: 2–7 s late early in the suite).
-@Suite(.timeLimit(.minutes(2))) struct FuzzTests {
+@Suite(.timeLimit(.minutes(2)), .cpuBound) struct FuzzTests {
     static let iterations = 3000
 
     @Test func randomParameterTreesThroughRequestSerializers() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// ``CookieOriginServer`` as the proxy, so `home.example.org` and `evil.example.com` are different hosts.
 @Suite(.serialized) struct CLICookieTests {
     private func withServer(_ body: (CookieOriginServer, [String: String]) async throws -> Void) async throws {
-        let server = try CookieOriginServer.start()
+        let server = try await CookieOriginServer.start()
         defer { server.stop() }
         let config = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cookies-\(UUID())")
         defer { try? FileManager.default.removeItem(at: config) }
@@ -234,7 +234,7 @@ import Testing
 /// The RFC cases of ``CookieJarConformanceTests`` through `courier --follow`: the set URL answers with the case's
 /// fields and a redirect to the request URL, which echoes the `Cookie` field the CLI sent.
 @Suite(.serialized) struct CLICookieConformanceTests {
-    static let server = Locked<CookieOriginServer?>(nil)
+    static let server = Task { try await CookieOriginServer.start() }
 
     /// A field with a control character is left out: the transport refuses the whole response (an HTTP field value
     /// cannot hold one), before any cookie rule applies.
@@ -243,10 +243,7 @@ import Testing
             !test.fields.contains { $0.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F } }
         })
     func throughTheCommandLine(_ test: CookieJarConformanceTests.Case) async throws {
-        let server = try Self.server.withLock { server in
-            if server == nil { server = try CookieOriginServer.start() }
-            return server!
-        }
+        let server = try await Self.server.value
         var set = try #require(URLComponents(string: test.setURL))
         set.percentEncodedQuery =
             CookieOriginServer.query(to: test.requestURL, setting: test.fields)

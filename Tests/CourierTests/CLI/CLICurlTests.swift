@@ -16,12 +16,9 @@ struct CLICurlTests {
         #expect(printed.status == 0, "stderr: \(printed.stderr)")
         #expect(server.received.count == 1, "--curl sent nothing")
         #expect(printed.stdout.hasPrefix("curl \\\n"), "\(printed.stdout)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", printed.stdout.trimmingCharacters(in: .newlines) + " --silent --output /dev/null"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let ran = try await ChildProcess.shell(
+            printed.stdout.trimmingCharacters(in: .newlines) + " --silent --output /dev/null")
+        #expect(ran.status == 0)
         try await server.stop()
         let received = server.received
         #expect(received.count == 2)

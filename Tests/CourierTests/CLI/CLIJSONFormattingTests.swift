@@ -6,7 +6,7 @@ import Testing
 /// JSON bodies are checked and formatted by a tokenizer fed in chunks, never as an object graph: the output stays
 /// within a few times the input whatever the nesting, text that is not JSON is printed as it came, and a large
 /// document costs little more memory than its own bytes.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(5)), .cpuBound)
 struct CLIJSONFormattingTests {
     /// A `200` with `Content-Type: application/json` and `body`, then the connection closed.
     static func json(_ body: Data) -> Data {

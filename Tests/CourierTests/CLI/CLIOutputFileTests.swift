@@ -77,11 +77,13 @@ struct CLIOutputFileTests {
         try await withServer { url, directory in
             let fifo = directory.appendingPathComponent("fifo")
             #expect(mkfifo(fifo.path, 0o600) == 0)
-            let received = Task.detached { () -> Data in
-                // Opening for reading waits for the writer, as the writer's open waits for this reader.
-                guard let handle = FileHandle(forReadingAtPath: fifo.path) else { return Data() }
-                defer { try? handle.close() }
-                return handle.readDataToEndOfFile()
+            let received = Task {
+                try await OffPool.run { () -> Data in
+                    // Opening for reading waits for the writer, as the writer's open waits for this reader.
+                    guard let handle = FileHandle(forReadingAtPath: fifo.path) else { return Data() }
+                    defer { try? handle.close() }
+                    return handle.readDataToEndOfFile()
+                }
             }
             let result = try await CourierProcess.run(["-o", fifo.path, url])
             // Had courier never opened the FIFO, the reader would wait forever: a writer that opens and closes at
@@ -89,7 +91,7 @@ struct CLIOutputFileTests {
             let unblock = open(fifo.path, O_WRONLY | O_NONBLOCK)
             if unblock >= 0 { close(unblock) }
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(String(decoding: await received.value, as: UTF8.self) == Self.body)
+            #expect(String(decoding: try await received.value, as: UTF8.self) == Self.body)
             var status = stat()
             #expect(stat(fifo.path, &status) == 0)
             #expect(status.st_mode & S_IFMT == S_IFIFO)

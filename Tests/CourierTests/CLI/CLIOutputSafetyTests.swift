@@ -10,7 +10,7 @@ import Testing
 
 /// What reaches the terminal and the disk from a hostile server, in process: escaping, file names, JSON formatting
 /// in linear size, the progress bar's numbers, and the body printer's paths.
-@Suite struct CLIOutputSafetyTests {
+@Suite(.cpuBound) struct CLIOutputSafetyTests {
     /// A console whose standard output is (or pretends to be) a terminal.
     func console(_ captured: CLIRunnerTests.Captured, terminal: Bool) -> Console {
         Console(

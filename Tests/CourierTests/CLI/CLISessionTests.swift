@@ -89,12 +89,7 @@ private struct StoredSessionShape: Decodable {
             let script = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID()).bash")
             defer { try? FileManager.default.removeItem(at: script) }
             try Data(result.stdout.utf8).write(to: script)
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/bin/bash")
-            check.arguments = ["-n", script.path]
-            try check.run()
-            check.waitUntilExit()
-            #expect(check.terminationStatus == 0)
+            #expect(try await ChildProcess.run("/bin/bash", ["-n", script.path]).status == 0)
         }
     }
 }

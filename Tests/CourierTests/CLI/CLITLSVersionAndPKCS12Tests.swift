@@ -47,15 +47,13 @@ import Testing
         let serverFiles = try Self.chain.write(to: folder.appendingPathComponent("server"))
         let clientFiles = try client.write(to: folder.appendingPathComponent("client"))
         let archive = folder.appendingPathComponent("client.p12")
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "pkcs12", "-export", "-in", clientFiles.fullChain.path, "-inkey", clientFiles.leafKey.path,
-            "-out", archive.path, "-passout", "pass:open sesame",
-        ]
-        try openssl.run()
-        openssl.waitUntilExit()
-        try #require(openssl.terminationStatus == 0)
+        let openssl = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            [
+                "pkcs12", "-export", "-in", clientFiles.fullChain.path, "-inkey", clientFiles.leafKey.path,
+                "-out", archive.path, "-passout", "pass:open sesame",
+            ])
+        try #require(openssl.status == 0)
 
         let accepted = try await CourierProcess.run([
             "--cacert", serverFiles.root.path, "--cert", archive.path, "--cert-key-pass", "open sesame",

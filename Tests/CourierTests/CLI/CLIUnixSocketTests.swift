@@ -43,7 +43,7 @@ struct CLIUnixSocketTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("api.sock").path
-        let (process, _) = try PythonServerProcess.start(Self.server, arguments: [socket])
+        let (process, _) = try await PythonServerProcess.start(Self.server, arguments: [socket])
         defer { process.terminate() }
         let result = try await CourierProcess.run([
             "--unix-socket", socket, "http://api.internal:8080/v1/items", "q==a b",

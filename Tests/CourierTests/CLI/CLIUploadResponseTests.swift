@@ -67,8 +67,8 @@ struct CLIUploadResponseTests {
             self.process = process
         }
 
-        static func start() throws -> EndlessServer {
-            let (process, port) = try PythonServerProcess.start(script)
+        static func start() async throws -> EndlessServer {
+            let (process, port) = try await PythonServerProcess.start(script)
             guard let url = URL(string: "http://127.0.0.1:\(port)/upload") else {
                 process.terminate()
                 throw PythonServerProcess.DidNotStart()
@@ -108,23 +108,25 @@ struct CLIUploadResponseTests {
     }
 
     @Test func anEndlessAnswerStopsWhenTheReaderDoes() async throws {
-        let server = try EndlessServer.start()
+        let server = try await EndlessServer.start()
         defer { server.stop() }
         let (root, upload, temporary) = try folders()
         defer { try? FileManager.default.removeItem(at: root) }
         let pipe = Pipe()
         // `head -c 100`: read 100 bytes, then close the pipe.
-        let head = Task.detached { () -> Data in
-            let data = (try? pipe.fileHandleForReading.read(upToCount: 100)) ?? Data()
-            try? pipe.fileHandleForReading.close()
-            return data
+        let head = Task {
+            try await OffPool.run { () -> Data in
+                let data = (try? pipe.fileHandleForReading.read(upToCount: 100)) ?? Data()
+                try? pipe.fileHandleForReading.close()
+                return data
+            }
         }
         // The answer never ends: only the closed pipe can end the run before the 30 s limit kills it.
         let result = try await CourierProcess.run(
             ["--multipart", "POST", server.url.absoluteString, "f@\(upload.path)"],
             environment: ["TMPDIR": temporary.path], limit: 30, stdout: pipe.fileHandleForWriting)
         try? pipe.fileHandleForWriting.close()
-        let shown = await head.value
+        let shown = try await head.value
         #expect(shown == Data(repeating: UInt8(ascii: "x"), count: 100))
         #expect(!result.killedBySignal, "still running after 30 s: the answer went somewhere else than the pipe")
         #expect(result.status == 1, "\(result.stderr)")
@@ -133,7 +135,7 @@ struct CLIUploadResponseTests {
 
     @Test(arguments: [SIGINT, SIGTERM])
     func aSignalLeavesNoTemporaryFile(signal: Int32) async throws {
-        let server = try EndlessServer.start()
+        let server = try await EndlessServer.start()
         defer { server.stop() }
         let (root, upload, temporary) = try folders()
         defer { try? FileManager.default.removeItem(at: root) }

@@ -30,7 +30,7 @@ struct CLIWebSocketTests {
         "At the end of input the echo of every line still comes back from Python's websockets (1,000 lines), then a normal close"
     )
     func endOfInputWaitsForTheEchoes() async throws {
-        let server = try PythonWebSocketServer.start()
+        let server = try await PythonWebSocketServer.start()
         defer { server.stop() }
         let lines = (1...1000).map { "line \($0)" }
         let result = try await CourierProcess.run(
@@ -43,7 +43,7 @@ struct CLIWebSocketTests {
     }
 
     @Test func noCloseWaitsForTheServerToClose() async throws {
-        let server = try PythonWebSocketServer.start()
+        let server = try await PythonWebSocketServer.start()
         defer { server.stop() }
         // The server echoes the first line, then closes normally when asked to: the client never closes first.
         let started = ContinuousClock.now

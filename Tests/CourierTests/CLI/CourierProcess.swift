@@ -108,7 +108,8 @@ struct CourierProcess {
             try? err.write.close()
             for (pipe, isOut) in stdout == nil ? [(out, true), (err, false)] : [(err, false)] {
                 group.enter()
-                DispatchQueue.global().async {
+                // A read that lasts as long as the child: off the cooperative pool (see ``OffPool``).
+                OffPool.detach {
                     let data = pipe.read.readDataToEndOfFile()
                     collected.set(data, stdout: isOut)
                     group.leave()
@@ -201,7 +202,7 @@ private final class PeakMemory: @unchecked Sendable {
 
     func watch(_ process: Process) {
         let path = "/proc/\(process.processIdentifier)/status"
-        DispatchQueue.global().async {
+        OffPool.detach {
             while process.isRunning {
                 if let text = try? String(contentsOfFile: path, encoding: .utf8),
                     let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),

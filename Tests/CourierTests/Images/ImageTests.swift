@@ -628,7 +628,7 @@ private func decodingError(_ data: Data) -> ImageDecodingError? {
 // MARK: - Hostile input
 
 /// `async`, yielding between cases, so these CPU-bound loops share the cooperative pool (see ``FuzzTests``).
-@Suite struct ImageFuzzTests {
+@Suite(.cpuBound) struct ImageFuzzTests {
     /// Checks what any input may produce: a plausible image in the detected format, or the matching error.
     private func checkOutcome(_ data: Data) {
         let format = ImageFormat.detect(data)

@@ -157,7 +157,9 @@ import Testing
             ]
         }
 
-        @Test("Every truncation whose headers still parse is a -1016 error with the bytes, never a partial image")
+        @Test(
+            "Every truncation whose headers still parse is a -1016 error with the bytes, never a partial image",
+            .cpuBound)
         func truncatedFilesThrow() async throws {
             for (name, file) in try Self.corpus() {
                 var checked = 0
@@ -179,7 +181,7 @@ import Testing
             }
         }
 
-        @Test("Corrupted bytes never crash: an error, or an image of the header's size")
+        @Test("Corrupted bytes never crash: an error, or an image of the header's size", .cpuBound)
         func corruptedFilesNeverCrash() async throws {
             var generator = SeededGenerator(seed: 99)
             for (name, file) in try Self.corpus() {

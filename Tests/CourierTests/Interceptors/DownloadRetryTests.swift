@@ -12,8 +12,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct DownloadRetryTests {
     static func body() -> Data {
-        var generator = SeededGenerator(seed: 20)
-        return Data((0..<(256 * 1024)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        TestBytes.random(count: 256 * 1024, seed: 20)
     }
 
     func download(from server: RangeServer, transport: String) async throws -> (DataResponse<URL>, Data) {

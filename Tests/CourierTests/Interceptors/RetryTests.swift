@@ -149,8 +149,7 @@ struct RetryTests {
     func multipartBodyReplayed(transport: String) async throws {
         let server = try await ScriptedServer.start([.init(status: 503), .init(status: 503), .init(status: 200)])
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("retry-\(UUID().uuidString).bin")
-        var generator = SeededGenerator(seed: 5)
-        let bytes = Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let bytes = TestBytes.random(count: 300_000, seed: 5)
         try bytes.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let client = Self.client(transport, interceptor: RetryPolicy(exponentialBackoffScale: 0.05))

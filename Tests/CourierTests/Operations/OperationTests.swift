@@ -139,7 +139,7 @@ import Testing
     // MARK: Pause and resume
 
     /// 4 MiB that stops after 1 MiB until the test lets it go on.
-    private static let body = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) })
+    private static let body = TestBytes.random(count: 4 << 20, seed: 31)
 
     private func pausedDownload(transport: String, changeBeforeResume: Bool) async throws {
         let server = try await RangeServer.start(Self.body, chunkSize: 64 * 1024, holds: [1 << 20])

@@ -95,7 +95,7 @@ struct NetlinkParsingTests {
         #expect(try NetlinkMessage.parse([]) == [])
     }
 
-    @Test("Random and mutated bytes never crash the parser")
+    @Test("Random and mutated bytes never crash the parser", .cpuBound)
     func fuzz() async {
         var generator = SeededGenerator(seed: 0x4E4C)
         let samples = [NetlinkFixtures.upLinks, NetlinkFixtures.upRoutes4, NetlinkFixtures.upRoutes6]

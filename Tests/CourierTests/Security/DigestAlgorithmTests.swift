@@ -118,7 +118,7 @@ import Testing
             (["MD5-sess"], "MD5-sess"), (["SHA-256+userhash"], "SHA-256"),
         ])
     func serverOfferingSeveral(_ kind: FaultTransportKind, offer: ([String], String)) async throws {
-        let (process, port) = try PythonServerProcess.start(Self.server, arguments: offer.0)
+        let (process, port) = try await PythonServerProcess.start(Self.server, arguments: offer.0)
         defer { process.terminate() }
         var configuration = SessionConfiguration.ephemeral
         configuration.credential = Credential(user: "Mufasa", password: "Circle of Life")

@@ -301,7 +301,7 @@ struct HostileServerTests {
 
     struct Malformed: Sendable, CustomTestStringConvertible {
         var name: String
-        var bytes: @Sendable () throws -> Data
+        var bytes: @Sendable () async throws -> Data
         /// The codes the task may fail with; empty when a lenient parse that succeeds is also right.
         var codes: Set<Int>
         /// Words the error's description must contain, on ``NIOTransport``.
@@ -348,7 +348,7 @@ struct HostileServerTests {
             codes: [-1011, -1005]),
         Malformed(
             name: "gzip bomb (10 MB of zeros in 10 KB)",
-            bytes: { try Self.gzipResponse(zeros: 10_000_000) }, codes: [-1011],
+            bytes: { try await Self.gzipResponse(zeros: 10_000_000) }, codes: [-1011],
             words: "expands beyond the decompression limit"),
         Malformed(
             name: "corrupt gzip",
@@ -361,7 +361,7 @@ struct HostileServerTests {
 
     @Test("Malformed responses complete once, cleanly", arguments: FaultTransportKind.all, Self.malformed)
     func malformedResponse(_ kind: FaultTransportKind, _ malformed: Malformed) async throws {
-        let bytes = try malformed.bytes()
+        let bytes = try await malformed.bytes()
         try await withHostile(.respond(bytes, close: true), kind) { server, manager in
             do {
                 let response = try await manager.send(URLRequest(url: server.baseURL), serializer: Self.anyStatus)
@@ -393,17 +393,11 @@ struct HostileServerTests {
     }
 
     /// A `200` whose body is `zeros` zero bytes, gzipped (by Python's `gzip`, which CI installs with httpbin).
-    static func gzipResponse(zeros: Int) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c", "import gzip, sys; sys.stdout.buffer.write(gzip.compress(bytes(\(zeros))))",
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let body = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+    static func gzipResponse(zeros: Int) async throws -> Data {
+        let body = try await ChildProcess.run(
+            "/usr/bin/env",
+            ["python3", "-c", "import gzip, sys; sys.stdout.buffer.write(gzip.compress(bytes(\(zeros))))"]
+        ).stdout
         var data = Data(
             "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
         data.append(body)
@@ -461,7 +455,7 @@ final class UnixSocketServer: Sendable {
     static func start() async throws -> UnixSocketServer {
         let path = "/tmp/courier-\(UUID().uuidString.prefix(8)).sock"
         let connections = Locked(0)
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: LoopbackServer.group)
             .childChannelInitializer { channel in
                 connections.withLock { $0 += 1 }
                 return channel.eventLoop.makeCompletedFuture {

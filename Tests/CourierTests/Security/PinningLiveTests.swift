@@ -257,30 +257,28 @@ import Testing
         let (_, text) = try await get(server.baseURL, policy, via: transport)
         #expect(text.hasPrefix("secure"))
 
-        policy.clientCertificate = try ClientCertificate(
-            pkcs12: try pkcs12(client, passphrase: "s3cret"), passphrase: "s3cret")
+        let archive = try await pkcs12(client, passphrase: "s3cret")
+        policy.clientCertificate = try ClientCertificate(pkcs12: archive, passphrase: "s3cret")
         let (_, again) = try await get(server.baseURL, policy, via: transport)
         #expect(again.hasPrefix("secure"))
         #expect(throws: SecurityPolicyError.self) {
-            try ClientCertificate(pkcs12: try pkcs12(client, passphrase: "s3cret"), passphrase: "wrong")
+            try ClientCertificate(pkcs12: archive, passphrase: "wrong")
         }
     }
 
     /// `certificate` and its key as a PKCS#12 archive, made by the openssl command.
-    func pkcs12(_ certificate: IssuedCertificate, passphrase: String) throws -> Data {
+    func pkcs12(_ certificate: IssuedCertificate, passphrase: String) async throws -> Data {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-p12-\(UUID())")
         let files = try certificate.write(to: directory, name: "client")
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("client.p12")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = [
-            "pkcs12", "-export", "-in", files.pem.path, "-inkey", files.key.path, "-out", output.path, "-passout",
-            "pass:\(passphrase)",
-        ]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let openssl = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            [
+                "pkcs12", "-export", "-in", files.pem.path, "-inkey", files.key.path, "-out", output.path, "-passout",
+                "pass:\(passphrase)",
+            ])
+        #expect(openssl.status == 0)
         return try Data(contentsOf: output)
     }
 

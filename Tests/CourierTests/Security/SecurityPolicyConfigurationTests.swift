@@ -31,24 +31,15 @@ import Testing
     }
 
     /// The digest is the one `openssl … | openssl dgst -sha256 -binary | base64` (curl's recipe) gives.
-    @Test func publicKeyHashMatchesOpenSSL() throws {
+    @Test func publicKeyHashMatchesOpenSSL() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = try fixtures.chain.write(to: directory)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [
-            "-c",
+        let openssl = try await ChildProcess.shell(
             "openssl x509 -in '\(files.leaf.path)' -pubkey -noout | openssl pkey -pubin -outform der "
-                + "| openssl dgst -sha256 -binary | base64",
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(process.terminationStatus == 0)
+                + "| openssl dgst -sha256 -binary | base64")
+        #expect(openssl.status == 0)
+        let expected = openssl.text.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(
             try SecurityPolicy.publicKeyHash(ofCertificate: fixtures.chain.leaf.der).base64EncodedString() == expected)
     }

@@ -11,13 +11,9 @@ import Testing
 /// header fields and a shared session for one-liners.
 @Suite struct AlamofireParityTests {
     /// Runs `command` in `/bin/sh`, failing the test when it exits non-zero.
-    private static func shell(_ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command + " --silent --output /dev/null"]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(command)")
+    private static func shell(_ command: String) async throws {
+        let outcome = try await ChildProcess.shell(command + " --silent --output /dev/null")
+        #expect(outcome.status == 0, "\(command)")
     }
 
     @Test("cURLDescription: curl running it sends what the session sends (its fields and cookies included)")
@@ -35,7 +31,7 @@ import Testing
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(#"{"name":"Ada's"}"#.utf8)
         _ = try await manager.send(request, serializer: HTTPResponseSerializer())
-        try Self.shell(manager.cURLDescription(of: request))
+        try await Self.shell(manager.cURLDescription(of: request))
         manager.invalidate(cancelingTasks: true)
         try await server.stop()
 

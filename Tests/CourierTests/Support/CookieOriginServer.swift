@@ -81,10 +81,10 @@ final class CookieOriginServer: Sendable {
         self.log = log
     }
 
-    static func start() throws -> CookieOriginServer {
+    static func start() async throws -> CookieOriginServer {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("cookie-origin-\(UUID()).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let (process, port) = try PythonServerProcess.start(script, arguments: [log.path])
+        let (process, port) = try await PythonServerProcess.start(script, arguments: [log.path])
         guard let url = URL(string: "http://127.0.0.1:\(port)") else {
             process.terminate()
             throw PythonServerProcess.DidNotStart()

@@ -14,12 +14,8 @@ actor HTTPBin {
     /// The server's base URL, e.g. `http://127.0.0.1:41234/`.
     func url() async throws -> URL {
         if let started { return try await started.value }
-        // Launching waits for the server synchronously: on a Dispatch thread, not one of the cooperative pool's.
-        let task = Task {
-            try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(with: Result { try Self.launch() }) }
-            }
-        }
+        // Launching waits for the server synchronously: off the cooperative pool.
+        let task = Task { try await OffPool.run { try Self.launch() } }
         started = task
         return try await task.value
     }

@@ -85,27 +85,20 @@ final class NginxTLS: Sendable {
         try waitUntilListening()
     }
 
-    /// Starts nginx as ``init(chainPEM:keyPEM:clientCAsPEM:)`` does, on a Dispatch thread: starting waits for the
-    /// port synchronously, which must not block a thread of Swift's cooperative pool (two threads here) that the
-    /// tests running in parallel need.
+    /// Starts nginx as ``init(chainPEM:keyPEM:clientCAsPEM:)`` does, off the cooperative pool (see ``OffPool``):
+    /// starting waits for the port synchronously.
     static func start(
         chainPEM: String, keyPEM: String, clientCAsPEM: String? = nil, extraLocations: String = ""
     ) async throws -> NginxTLS {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    with: Result {
-                        try NginxTLS(
-                            chainPEM: chainPEM, keyPEM: keyPEM, clientCAsPEM: clientCAsPEM,
-                            extraLocations: extraLocations)
-                    })
-            }
+        try await OffPool.run {
+            try NginxTLS(
+                chainPEM: chainPEM, keyPEM: keyPEM, clientCAsPEM: clientCAsPEM, extraLocations: extraLocations)
         }
     }
 
-    /// Stops nginx on a Dispatch thread, for the same reason as ``start(chainPEM:keyPEM:clientCAsPEM:)``.
+    /// Stops nginx off the cooperative pool, for the same reason as ``start(chainPEM:keyPEM:clientCAsPEM:)``.
     func stopInBackground() {
-        DispatchQueue.global().async { self.stop() }
+        OffPool.detach { self.stop() }
     }
 
     /// Stops nginx (the wrapper then exits) and removes its files.

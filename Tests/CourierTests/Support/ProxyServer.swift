@@ -63,11 +63,7 @@ final class ProxyServer: Sendable {
     private static func start(
         _ command: @escaping @Sendable (URL, Int, Int) throws -> String
     ) async throws -> ProxyServer {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try launch(command) })
-            }
-        }
+        try await OffPool.run { try launch(command) }
     }
 
     private static func launch(_ command: (URL, Int, Int) throws -> String) throws -> ProxyServer {
@@ -101,7 +97,7 @@ final class ProxyServer: Sendable {
         throw NginxError.didNotStart("the proxy did not start: \(log)")
     }
 
-    /// Stops the proxy and removes its files.
+    /// Stops the proxy (at once) and removes its files (once it has exited, off the cooperative pool).
     func stop() {
         if let text = try? String(contentsOf: directory.appendingPathComponent("child.pid"), encoding: .utf8),
             let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -110,7 +106,9 @@ final class ProxyServer: Sendable {
         } else {
             kill(process.processIdentifier, SIGKILL)
         }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
+        OffPool.detach { [process, directory] in
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 }

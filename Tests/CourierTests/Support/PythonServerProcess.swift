@@ -7,10 +7,15 @@ enum PythonServerProcess {
     /// The script printed no port.
     struct DidNotStart: Error {}
 
-    /// Starts `script` and returns the running process and its port, once it listens.
+    /// Starts `script` and returns the running process and its port, once it listens. The wait for Python to start
+    /// is spent off the cooperative pool (see ``OffPool``).
     ///
     /// - Throws: ``DidNotStart`` when the first line is not a port (the process is then stopped).
-    static func start(_ script: String, arguments: [String] = []) throws -> (process: Process, port: Int) {
+    static func start(_ script: String, arguments: [String] = []) async throws -> (process: Process, port: Int) {
+        try await OffPool.run { try launch(script, arguments: arguments) }
+    }
+
+    private static func launch(_ script: String, arguments: [String]) throws -> (process: Process, port: Int) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", script, "\(getpid())"] + arguments

@@ -31,8 +31,8 @@ final class PythonWebSocketServer: Sendable {
         self.process = process
     }
 
-    static func start() throws -> PythonWebSocketServer {
-        let (process, port) = try PythonServerProcess.start(script)
+    static func start() async throws -> PythonWebSocketServer {
+        let (process, port) = try await PythonServerProcess.start(script)
         guard let url = URL(string: "ws://127.0.0.1:\(port)/") else {
             process.terminate()
             throw PythonServerProcess.DidNotStart()

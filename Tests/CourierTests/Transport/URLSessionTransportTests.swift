@@ -82,7 +82,7 @@ import Testing
     @Test(arguments: USTTransportKind.allCases)
     func postEchoFromData(_ kind: USTTransportKind) async throws {
         try await withServerAndTransport(kind) { server, transport in
-            let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            let payload = TestBytes.periodic(count: 300_000) { UInt8(truncatingIfNeeded: $0 &* 7) }
             let progress = Locked<[Int64]>([])
             let request = TransportRequest(
                 method: "POST", url: server.url("/echo"), headers: ["Content-Type": "application/octet-stream"],
@@ -476,7 +476,7 @@ private final class USTServer: Sendable {
 
     static func start() async throws -> USTServer {
         let record = Locked(Record())
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let channel = try await ServerBootstrap(group: LoopbackServer.group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 record.withLock { $0.children.append(channel) }

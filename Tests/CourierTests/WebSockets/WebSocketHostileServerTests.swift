@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOPosix
 import NIOWebSocket
 import Testing
 
@@ -55,7 +56,10 @@ struct WebSocketHostileServerTests {
     @Test("While its writes wait for a server that reads nothing, the connection stops reading; then reads again")
     func noReadingWhileUnwritable() async throws {
         let server = try await HostileWebSocketServer.start(act: .readNothing)
-        let transport = NIOTransport()
+        // A loop of its own: masking 16 MiB takes a debug build's event loop long enough to hold back the
+        // connections of the tests running beside this one, were it a loop of NIO's shared group.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let transport = NIOTransport(eventLoopGroup: group)
         let connection = try await Self.open(server, transport: transport)
         // More than the socket buffers hold (the server's receive buffer stays small while it reads nothing; a
         // sender's grows to 4 MiB at most): the rest waits in the channel, past its 64 KiB high-water mark.
@@ -70,6 +74,7 @@ struct WebSocketHostileServerTests {
         await connection.close(code: .normalClosure, reason: "")
         await transport.shutdown()
         try await server.stop()
+        try await group.shutdownGracefully()
     }
 
     /// Waits until the channel's `autoRead` is `value` (20 s at most).

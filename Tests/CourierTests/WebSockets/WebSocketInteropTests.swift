@@ -12,7 +12,7 @@ import Testing
 struct WebSocketInteropTests {
     @Test("Echo, a 1 MiB message, pings, 1,000 messages each way, and the server's close code")
     func againstPythonWebsockets() async throws {
-        let server = try PythonWebSocketServer.start()
+        let server = try await PythonWebSocketServer.start()
         defer { server.stop() }
         let manager = SessionManager(configuration: .ephemeral, transport: NIOTransport())
         defer { manager.invalidate(cancelingTasks: true) }

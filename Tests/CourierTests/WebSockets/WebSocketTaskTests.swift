@@ -80,7 +80,7 @@ struct WebSocketTaskTests {
                 return
             }
             #expect(data.count == 1 << 20)
-            #expect(data == Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) }))
+            #expect(data == TestBytes.periodic(count: 1 << 20) { UInt8(truncatingIfNeeded: $0) })
             try await socket.send(.string("big \((1 << 20) + 1)"))
             await #expect(throws: WebSocketClosedError.self) { try await socket.receive() }
             #expect(socket.closeCode == .messageTooBig)

@@ -244,18 +244,11 @@ public final class URLSessionTransport: Transport {
     private func exchange(_ urlRequest: URLRequest, uploadFile: URL?, request: TransportRequest) async throws
         -> TransportResponse
     {
-        let made: URLSessionTask? = isShutDown.withLock { isShutDown in
-            guard !isShutDown else { return nil }
-            let task: URLSessionTask
-            if let uploadFile {
-                task = session.uploadTask(with: urlRequest, fromFile: uploadFile)
-            } else {
-                task = session.dataTask(with: urlRequest)
+        // Made on the delegate's control queue: making a task waits for URLSession's work queue.
+        let made: URLSessionTask? = await withCheckedContinuation { continuation in
+            delegate.control.async {
+                continuation.resume(returning: self.makeTask(urlRequest, uploadFile: uploadFile, request: request))
             }
-            delegate.register(
-                task, url: request.url, bodyProgress: request.bodyProgress, uploadFile: uploadFile,
-                securityPolicy: request.securityPolicy)
-            return task
         }
         guard let task = made else {
             if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
@@ -269,6 +262,23 @@ public final class URLSessionTransport: Transport {
             }
         } onCancel: {
             taskDelegate.cancel(id)
+        }
+    }
+
+    /// A registered task for `urlRequest`, or `nil` once the transport is shut down.
+    private func makeTask(_ urlRequest: URLRequest, uploadFile: URL?, request: TransportRequest) -> URLSessionTask? {
+        isShutDown.withLock { isShutDown in
+            guard !isShutDown else { return nil }
+            let task: URLSessionTask
+            if let uploadFile {
+                task = session.uploadTask(with: urlRequest, fromFile: uploadFile)
+            } else {
+                task = session.dataTask(with: urlRequest)
+            }
+            delegate.register(
+                task, url: request.url, bodyProgress: request.bodyProgress, uploadFile: uploadFile,
+                securityPolicy: request.securityPolicy)
+            return task
         }
     }
 
@@ -292,7 +302,8 @@ public final class URLSessionTransport: Transport {
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             delegate.waitForInvalidation(continuation)
-            if shouldInvalidate { session.invalidateAndCancel() }
+            // On the control queue, after the tasks already being made there.
+            if shouldInvalidate { delegate.control.async { self.session.invalidateAndCancel() } }
         }
     }
 

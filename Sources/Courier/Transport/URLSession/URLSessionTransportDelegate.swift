@@ -42,6 +42,18 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     /// How many tasks are being tracked (sent and not yet fully read, failed or dropped), for tests.
     var taskCount: Int { tasks.withLock { $0.count } }
 
+    /// Where tasks are made, resumed, suspended and cancelled. swift-corelibs-foundation does each of these
+    /// synchronously on the session's work queue, which can stay busy for long with other tasks' bytes; a thread of
+    /// Swift's cooperative pool must not wait there: on Linux the pool is Dispatch's global queue, as wide as the
+    /// machine has cores, and a blocked thread is replaced late, so every task of the app would wait. A queue of its
+    /// own (serial, so the calls keep the order they were made in) waits instead.
+    let control = DispatchQueue(label: "Courier.URLSessionTransport.control")
+
+    /// Calls `call` with `task` on ``control``, without waiting.
+    private func onControl(_ task: URLSessionTask, _ call: @escaping @Sendable (URLSessionTask) -> Void) {
+        control.async { call(task) }
+    }
+
     init(maximumBufferedBytes: Int, backpressure: Backpressure) {
         self.maximumBufferedBytes = maximumBufferedBytes
         self.backpressure = backpressure
@@ -104,7 +116,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             }
         }
         if let task {
-            task.resume()
+            onControl(task) { $0.resume() }
         } else {
             if let droppedUpload { try? FileManager.default.removeItem(at: droppedUpload) }
             head.resume(throwing: CourierError.cancelled(context: CourierError.Context()))
@@ -122,7 +134,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         let error = CourierError.cancelled(context: CourierError.Context())
         action.head?.resume(throwing: error)
         action.waiter?.resume(throwing: error)
-        if action.cancelTask { task.cancel() }
+        if action.cancelTask { onControl(task) { $0.cancel() } }
     }
 
     /// The body was released: stop the task if it is still running and forget it.
@@ -137,7 +149,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
                 return entry.task
             }
         }
-        task?.cancel()
+        if let task { onControl(task) { $0.cancel() } }
     }
 
     /// The next body chunk of task `id`, `nil` at the end.
@@ -174,7 +186,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         guard let (task, action) = found else { return .some(nil) }
         switch action {
         case .chunk(let chunk, let resumeTask):
-            if resumeTask { task.resume() }
+            if resumeTask { onControl(task) { $0.resume() } }
             return .some(chunk)
         case .readSpill(let file, let offset, let count):
             do {
@@ -324,7 +336,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             waiter.resume(returning: data)
         case .suspendTask:
             statistics.withLock { $0.suspensions += 1 }
-            task.suspend()
+            onControl(task) { $0.suspend() }
         case .writeSpill(let file, let offset):
             do {
                 try file.write(data, at: offset)
@@ -344,7 +356,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
     private func failBody(_ id: Int, error: any Error) {
         let found = tasks.withLock { tasks in tasks[id].map { ($0.task, $0.machine.failBody()) } }
         guard let (task, waiter) = found else { return }
-        task.cancel()
+        onControl(task) { $0.cancel() }
         waiter?.resume(
             throwing: CourierError.fileOperationFailed(
                 reason: "The response body could not be buffered to a file.", underlyingError: error,
@@ -410,7 +422,7 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
             guard cancels else { return }
             statistics.withLock { $0.bodiesNotResent += 1 }
             // Called inside libcurl's callback on the session's work queue, which `cancel()` enters synchronously.
-            DispatchQueue.global().async { task.cancel() }
+            onControl(task) { $0.cancel() }
         }
     #endif
 
