@@ -150,6 +150,14 @@ func docSampleInterceptor(token: String, configuration: inout SessionConfigurati
     // end sample
 }
 
+func docSampleOfflineRetrier() -> SessionConfiguration {
+    // sample: Sources/Courier/Session/Features/OfflineRetrier.swift
+    var configuration = SessionConfiguration.default
+    configuration.interceptor = OfflineRetrier(maximumWait: .seconds(10))
+    // end sample
+    return configuration
+}
+
 func docSampleRetryPolicy() -> SessionConfiguration {
     // sample: Sources/Courier/Session/Features/RetryPolicy.swift
     var configuration = SessionConfiguration.default
