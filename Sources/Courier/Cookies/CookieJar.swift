@@ -217,6 +217,11 @@ public final class CookieJar: CookieStore, Codable {
     }
 
     /// Removes every cookie.
+    public func removeAllCookies() {
+        removeAll()
+    }
+
+    /// Removes every cookie.
     public func removeAll() {
         state.withLock { $0 = State() }
     }

@@ -16,4 +16,13 @@ public protocol CookieStore: Sendable {
     /// each value is one cookie, in the order the response sent them. Cookies the rules refuse are dropped
     /// silently, as browsers drop them.
     func storeCookies(fromSetCookieFields fields: [String], for url: URL)
+
+    /// Removes every cookie (``SessionManager/reset(cancelingTasks:)`` calls it). The default removes nothing: a
+    /// store of another kind keeps its cookies until it implements this.
+    func removeAllCookies()
+}
+
+extension CookieStore {
+    /// Removes nothing.
+    public func removeAllCookies() {}
 }

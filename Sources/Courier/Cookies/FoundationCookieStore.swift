@@ -33,4 +33,9 @@ public struct FoundationCookieStore: CookieStore {
             storage.setCookies(cookies, for: url, mainDocumentURL: nil)
         }
     }
+
+    /// Deletes every cookie of the storage, one by one (the whole storage: the process's, when it is the shared one).
+    public func removeAllCookies() {
+        for cookie in storage.cookies ?? [] { storage.deleteCookie(cookie) }
+    }
 }

@@ -259,4 +259,36 @@ open class SessionManager: @unchecked Sendable {
         core.invalidate(cancelingTasks: cancelingTasks)
         await core.waitUntilInvalidated()
     }
+
+    /// Empties the session's stores, as `URLSession.reset(completionHandler:)` does, and leaves the manager ready
+    /// for new tasks: what an app gets from AFNetworking's `invalidateSessionCancelingTasks:resetSession:` when it
+    /// goes on using the manager, e.g. after a sign-out.
+    ///
+    /// Removes every cookie of ``SessionConfiguration/cookieStore``, every response of
+    /// ``SessionConfiguration/urlCache`` and every credential of ``SessionConfiguration/urlCredentialStorage``
+    /// (whole stores: the process's own when they are the shared ones). With `cancelingTasks`, the running tasks
+    /// are cancelled first and have completed when this returns; otherwise they go on, and a response that arrives
+    /// afterwards may store cookies again. Open connections are kept: they carry no cookie or credential.
+    public func reset(cancelingTasks: Bool = false) async {
+        if cancelingTasks {
+            // Listening before the snapshot: a task that completes in between is seen either way.
+            let events = events()
+            var running = Set(core.tasks.filter { $0.state != .completed }.map(ObjectIdentifier.init))
+            core.tasks.forEach { $0.cancel() }
+            if !running.isEmpty {
+                for await case .didComplete(let task, _) in events {
+                    running.remove(ObjectIdentifier(task))
+                    if running.isEmpty { break }
+                }
+            }
+        }
+        let configuration = core.configuration
+        configuration.cookieStore?.removeAllCookies()
+        configuration.urlCache?.removeAllCachedResponses()
+        if let storage = configuration.urlCredentialStorage {
+            for (space, credentials) in storage.allCredentials {
+                for credential in credentials.values { storage.remove(credential, for: space) }
+            }
+        }
+    }
 }

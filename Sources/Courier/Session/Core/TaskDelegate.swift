@@ -114,6 +114,10 @@ final class TaskDelegate: Sendable {
         guard let report else { return }
         handler?(report.progress)
         report.streams.forEach { $0.yield(report.progress) }
+        if let live = report.live {
+            live.totalUnitCount = report.progress.total
+            live.completedUnitCount = report.progress.completed
+        }
     }
 
     /// Where the body goes: to the streaming consumer, else to the download's file, else into memory

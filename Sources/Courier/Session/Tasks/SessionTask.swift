@@ -101,6 +101,33 @@ public class SessionTask: @unchecked Sendable, Hashable, CustomStringConvertible
     /// Response-body bytes expected, or `-1` when unknown.
     public var countOfBytesExpectedToReceive: Int64 { mutable.withLock { $0.bytesExpectedToReceive } }
 
+    /// The task's progress as a Foundation `Progress` (`URLSessionTask.progress`, what AFNetworking's
+    /// `uploadProgressForTask:` and `downloadProgressForTask:` return): the request body's bytes for an
+    /// ``UploadTask``, the response body's for any other task, updated as they move (at most every 50 ms, as
+    /// ``TaskProgress`` is) and complete when the task succeeds. Its `cancel()` cancels the task, its `pause()`
+    /// suspends it and its `resume()` resumes it. Made on first use; the same object afterwards.
+    public var progress: Progress {
+        let (progress, made) = mutable.withLock { $0.liveProgress(followsUpload: self is UploadTask) }
+        if made {
+            progress.isCancellable = true
+            progress.isPausable = true
+            progress.cancellationHandler = { [weak self] in self?.cancel() }
+            // Foundation runs the handlers later, on a concurrent queue (swift-corelibs-foundation), so a pause()
+            // and a resume() in a row may have theirs run in either order. Each therefore applies whatever
+            // `isPaused` says when it runs, one at a time: the last to run sees the last call's value.
+            let gate = Locked(())
+            let follow: @Sendable () -> Void = { [weak self, weak progress] in
+                gate.withLock { _ in
+                    guard let self, let progress else { return }
+                    if progress.isPaused { self.suspend() } else { self.resume() }
+                }
+            }
+            progress.pausingHandler = follow
+            progress.resumingHandler = follow
+        }
+        return progress
+    }
+
     /// Starts the task, or continues reading a suspended one. Does nothing once it is canceling or completed.
     public func resume() {
         startRunning()

@@ -53,6 +53,8 @@ struct TaskState {
     private var downloadStreams: [AsyncStream<TaskProgress>.Continuation] = []
     /// Set by ``finishProgress(succeeded:hadUpload:watched:)``: a stream added later ends at once.
     private var progressEnded = false
+    /// ``SessionTask/progress``, once asked for, and whether it follows the upload (else the download).
+    private(set) var live: (progress: Progress, followsUpload: Bool)?
     /// The download's file: made for a download task, or when a response turns a task into one.
     var downloadFile: DownloadFile?
 
@@ -88,6 +90,8 @@ struct TaskState {
     struct ProgressReport {
         var progress: TaskProgress
         var streams: [AsyncStream<TaskProgress>.Continuation]
+        /// The task's live `Progress`, when it follows this direction.
+        var live: Progress?
     }
 
     // MARK: Lifecycle
@@ -206,8 +210,9 @@ struct TaskState {
     mutating func sent(total: Int64, watched: Bool) -> ProgressReport? {
         clocks.lastActivity = .now
         bytesSent = total
-        return upload.update(completed: total, watched: watched || !uploadStreams.isEmpty).map {
-            ProgressReport(progress: $0, streams: uploadStreams)
+        return upload.update(completed: total, watched: watched || !uploadStreams.isEmpty || livesOn(upload: true)).map
+        {
+            ProgressReport(progress: $0, streams: uploadStreams, live: liveProgress(upload: true))
         }
     }
 
@@ -236,10 +241,26 @@ struct TaskState {
         // A collected body arrives as one chunk: keep it rather than copy it into an empty buffer.
         if keep { if data.isEmpty { data = chunk } else { data.append(chunk) } }
         let completed = download.completedCount + Int64(chunk.count)
-        return download.update(completed: completed, now: now, watched: watched || !downloadStreams.isEmpty).map {
-            ProgressReport(progress: $0, streams: downloadStreams)
+        let watched = watched || !downloadStreams.isEmpty || livesOn(upload: false)
+        return download.update(completed: completed, now: now, watched: watched).map {
+            ProgressReport(progress: $0, streams: downloadStreams, live: liveProgress(upload: false))
         }
     }
+
+    /// The task's live `Progress`, made on first call (the caller sets its handlers outside the lock), following the
+    /// upload when `followsUpload`, else the download; `made` tells whether this call made it.
+    mutating func liveProgress(followsUpload: Bool) -> (progress: Progress, made: Bool) {
+        if let live { return (live.progress, false) }
+        let current = followsUpload ? upload.progress : download.progress
+        let progress = Progress(totalUnitCount: current.total)
+        progress.completedUnitCount = current.completed
+        live = (progress, followsUpload)
+        return (progress, true)
+    }
+
+    private func livesOn(upload isUpload: Bool) -> Bool { live?.followsUpload == isUpload }
+
+    private func liveProgress(upload isUpload: Bool) -> Progress? { livesOn(upload: isUpload) ? live?.progress : nil }
 
     /// Adds a progress stream, which gets the current value at once (and ends at once when progress has ended).
     mutating func addStream(_ continuation: AsyncStream<TaskProgress>.Continuation, upload isUpload: Bool) {
@@ -256,12 +277,14 @@ struct TaskState {
         var reports: (upload: ProgressReport?, download: ProgressReport?) = (nil, nil)
         if succeeded {
             if hadUpload || upload.hasReported {
-                reports.upload = upload.finish(watched: watched.upload || !uploadStreams.isEmpty).map {
-                    ProgressReport(progress: $0, streams: uploadStreams)
+                let watched = watched.upload || !uploadStreams.isEmpty || livesOn(upload: true)
+                reports.upload = upload.finish(watched: watched).map {
+                    ProgressReport(progress: $0, streams: uploadStreams, live: liveProgress(upload: true))
                 }
             }
-            reports.download = download.finish(watched: watched.download || !downloadStreams.isEmpty).map {
-                ProgressReport(progress: $0, streams: downloadStreams)
+            let watched = watched.download || !downloadStreams.isEmpty || livesOn(upload: false)
+            reports.download = download.finish(watched: watched).map {
+                ProgressReport(progress: $0, streams: downloadStreams, live: liveProgress(upload: false))
             }
         }
         defer { (uploadStreams, downloadStreams, progressEnded) = ([], [], true) }
