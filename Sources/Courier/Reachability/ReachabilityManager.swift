@@ -45,6 +45,7 @@ public final class ReachabilityManager: Sendable {
         var block: (@Sendable (ReachabilityStatus) -> Void)?
         var continuations: [UUID: AsyncStream<ReachabilityStatus>.Continuation] = [:]
         var monitoring = false
+        var callbackQueue: DispatchQueue? = .main
         /// Counts `startMonitoring()` calls, so that a stopped source's late reading is not reported.
         var generation = 0
         var source: (any ReachabilitySource)?
@@ -88,9 +89,18 @@ public final class ReachabilityManager: Sendable {
     /// Whether the target can be reached over Wi-Fi or Ethernet.
     public var isReachableViaWiFi: Bool { status == .reachableViaWiFi }
 
-    /// Called on the manager's queue with each new status.
+    /// Called on ``callbackQueue`` with each new status.
     public func setReachabilityStatusChangeBlock(_ block: (@Sendable (ReachabilityStatus) -> Void)?) {
         state.withLock { $0.block = block }
+    }
+
+    /// Where the status block runs and `Notification.Name.reachabilityDidChange` is posted: the main queue by
+    /// default, as AFNetworking does, in the order the changes came; `nil` for a queue of the manager's own. On
+    /// Linux the main queue runs only in a program with an `async` main, `dispatchMain()` or a run loop.
+    /// ``statusUpdates`` needs no queue.
+    public var callbackQueue: DispatchQueue? {
+        get { state.withLock { $0.callbackQueue } }
+        set { state.withLock { $0.callbackQueue = newValue } }
     }
 
     /// Each new status from now on, starting with the current one when it is known; ends when the sequence is
@@ -151,20 +161,22 @@ public final class ReachabilityManager: Sendable {
         let change = state.withLock {
             state -> (
                 block: (@Sendable (ReachabilityStatus) -> Void)?,
-                streams: [AsyncStream<ReachabilityStatus>.Continuation]
+                streams: [AsyncStream<ReachabilityStatus>.Continuation], queue: DispatchQueue?
             )? in
             guard state.monitoring, state.generation == generation else { return nil }
             state.path = path
             guard state.status != status else { return nil }
             state.status = status
-            return (state.block, Array(state.continuations.values))
+            return (state.block, Array(state.continuations.values), state.callbackQueue)
         }
         guard let change else { return }
         change.streams.forEach { $0.yield(status) }
-        NotificationCenter.default.post(
-            name: .reachabilityDidChange, object: self,
-            userInfo: [Self.statusUserInfoKey: NSNumber(value: status.rawValue)])
-        if let block = change.block { queue.async { block(status) } }
+        (change.queue ?? queue).async {
+            NotificationCenter.default.post(
+                name: .reachabilityDidChange, object: self,
+                userInfo: [Self.statusUserInfoKey: NSNumber(value: status.rawValue)])
+            change.block?(status)
+        }
     }
 }
 

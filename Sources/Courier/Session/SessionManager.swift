@@ -14,8 +14,14 @@ import Foundation
 ///
 /// Factories return suspended tasks, as AFNetworking's do. Each running task has a runner on Swift's concurrent
 /// pool, where its response is serialized, off the transport's threads (AFNetworking's processing queue);
-/// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``. Notifications (`Notification.Name.taskDidResume` …) are posted on the thread
-/// where the change happens, and ``events()`` delivers the same changes as an `AsyncStream`.
+/// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``.
+/// Notifications (`Notification.Name.taskDidResume` …) are posted on ``notificationQueue`` (the main queue by default,
+/// as AFNetworking posts them), and ``events()`` delivers the same changes as an `AsyncStream`, on no queue. The
+/// `async` calls need no queue at all.
+///
+/// On Linux nothing drains the main queue unless the program does: an `async` main, `dispatchMain()` or a run loop.
+/// A program without one that uses completion handlers or notifications sets ``completionQueue`` and
+/// ``notificationQueue`` to queues of its own.
 ///
 /// A task a resume started keeps its manager alive until it completes, as a URLSession keeps its delegate, so a
 /// manager made for one call and released at once (AFNetworking's `[[AFHTTPSessionManager manager] GET:…]`) still
@@ -86,6 +92,15 @@ open class SessionManager: @unchecked Sendable {
     public var completionQueue: DispatchQueue? {
         get { core.settings.withLock { $0.completionQueue } }
         set { core.settings.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// Where the task and session notifications are posted (`Notification.Name.taskDidResume`, `.taskDidSuspend`,
+    /// `.taskDidComplete`, the download-move ones and `.sessionDidInvalidate`): the main queue by default, as
+    /// AFNetworking posts them, in the order the changes happened (on a serial queue). `nil` posts each at once on
+    /// the thread where the change happens, before the task goes on.
+    public var notificationQueue: DispatchQueue? {
+        get { core.events.notificationQueue.withLock { $0 } }
+        set { core.events.notificationQueue.withLock { $0 = newValue } }
     }
 
     /// The group completion handlers run in; `nil` (the default) means a private group shared by all managers.

@@ -142,7 +142,9 @@ struct EarlyStartTests {
             var configuration = SessionConfiguration.ephemeral
             configure(&configuration)
             let client = HTTPSessionManager(baseURL: base, configuration: configuration, transport: spy)
-            // The session posts `taskDidResume` as it announces the resume, on the announcing thread.
+            // Without a notification queue the session posts `taskDidResume` as it announces the resume, on the
+            // announcing thread.
+            client.notificationQueue = nil
             let observer = NotificationCenter.default.addObserver(
                 forName: .taskDidResume, object: nil, queue: nil
             ) { [spy] note in

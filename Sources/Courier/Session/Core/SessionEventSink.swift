@@ -57,6 +57,9 @@ final class SessionEventSink: Sendable {
     }
     private let monitors: [Monitor]
     private let continuations = Locked([UUID: AsyncStream<SessionEvent>.Continuation]())
+    /// Where notifications are posted (``SessionManager/notificationQueue``): the main queue by default, `nil` for
+    /// the thread of the change.
+    let notificationQueue = Locked<DispatchQueue?>(.main)
 
     init(monitors: [any EventMonitor]) {
         self.monitors = monitors.enumerated().map { index, monitor in
@@ -86,9 +89,9 @@ final class SessionEventSink: Sendable {
         case .created, .cancelled, .redirected, .receivedResponse, .retrying:
             break
         case .resumed(let task):
-            post(.taskDidResume, object: task, userInfo: nil)
+            post(.taskDidResume, object: task)
         case .suspended(let task):
-            post(.taskDidSuspend, object: task, userInfo: nil)
+            post(.taskDidSuspend, object: task)
         case .receivedData(let task, let data):
             let (onData, onWrite) = hooks.withLock { ($0.hooks.didReceiveData, $0.hooks.downloadTaskDidWriteData) }
             onData?(task, data)
@@ -104,16 +107,18 @@ final class SessionEventSink: Sendable {
         case .completed(let task, _, let error):
             hooks.withLock { $0.hooks.didComplete }?(task, error)
         case .serialized(let task, let object, let error, let serializer, let payload):
-            let info = CompletionUserInfo.make(
-                serializer: serializer, object: object, error: error, payload: payload, metrics: task.metrics)
-            post(.taskDidComplete, object: task, userInfo: info)
+            let metrics = task.metrics
+            post(.taskDidComplete, object: task) {
+                CompletionUserInfo.make(
+                    serializer: serializer, object: object, error: error, payload: payload, metrics: metrics)
+            }
         case .movedDownload(let task):
-            post(.downloadTaskDidMoveFileSuccessfully, object: task, userInfo: nil)
+            post(.downloadTaskDidMoveFileSuccessfully, object: task)
         case .failedToMoveDownload(let task, let error):
-            post(.downloadTaskDidFailToMoveFile, object: task, userInfo: [SessionNotificationKey.error: error])
+            post(.downloadTaskDidFailToMoveFile, object: task) { [SessionNotificationKey.error: error] }
         case .invalidated(let manager):
             hooks.withLock { $0.hooks.sessionDidBecomeInvalid }?(nil)
-            NotificationCenter.default.post(name: .sessionDidInvalidate, object: manager)
+            post(.sessionDidInvalidate, object: manager as? SessionManager)
         }
     }
 
@@ -187,8 +192,16 @@ final class SessionEventSink: Sendable {
         ended.forEach { $0.finish() }
     }
 
-    private func post(_ name: Notification.Name, object: SessionTask?, userInfo: [AnyHashable: Any]?) {
-        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+    /// Posts `name` on ``notificationQueue``, in the order the changes happened (the queue is serial), or at once
+    /// when there is none. The user info is made where it is posted: a dictionary of `Any` cannot cross threads.
+    private func post(
+        _ name: Notification.Name, object: (any Sendable & AnyObject)?,
+        userInfo: @escaping @Sendable () -> [AnyHashable: Any]? = { nil }
+    ) {
+        guard let queue = notificationQueue.withLock({ $0 }) else {
+            return NotificationCenter.default.post(name: name, object: object, userInfo: userInfo())
+        }
+        queue.async { NotificationCenter.default.post(name: name, object: object, userInfo: userInfo()) }
     }
 
     private func yield(_ event: SessionEvent) {
