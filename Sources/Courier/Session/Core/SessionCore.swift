@@ -51,12 +51,12 @@ final class SessionCore: TaskController {
 
     struct Owner {
         /// The ``SessionManager``, as the notification's object.
-        weak var manager: AnyObject?
+        weak var manager: (any AnyObject & Sendable)?
         /// The manager, held while a task that a resume started is unfinished (as a URLSession holds its delegate),
         /// so that a manager made for one callback call and released at once (AFNetworking's
         /// `[[AFHTTPSessionManager manager] GET:…]`) still completes it; released with the last such task, so an
         /// idle manager is freed.
-        var keptAlive: AnyObject?
+        var keptAlive: (any AnyObject & Sendable)?
         /// The unfinished tasks a resume started.
         var running = Set<ObjectIdentifier>()
     }

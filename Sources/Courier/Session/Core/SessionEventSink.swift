@@ -35,7 +35,7 @@ final class SessionEventSink: Sendable {
         case movedDownload(SessionTask)
         case failedToMoveDownload(SessionTask, any Error)
         /// The session was invalidated and its last task delivered; the manager, while it exists.
-        case invalidated(AnyObject?)
+        case invalidated((any AnyObject & Sendable)?)
     }
 
     private struct Monitor: Sendable {
@@ -118,7 +118,7 @@ final class SessionEventSink: Sendable {
             post(.downloadTaskDidFailToMoveFile, object: task) { [SessionNotificationKey.error: error] }
         case .invalidated(let manager):
             hooks.withLock { $0.hooks.sessionDidBecomeInvalid }?(nil)
-            post(.sessionDidInvalidate, object: manager as? SessionManager)
+            post(.sessionDidInvalidate, object: manager)
         }
     }
 
