@@ -163,8 +163,8 @@ open class SessionManager: @unchecked Sendable {
 
     /// A streamed data task (see ``dataStreamTask(with:completionHandler:)``) that sends `body` as the request's
     /// body, pulled chunk by chunk as the connection takes it: an upload whose answer is read as it arrives. A body
-    /// of unknown length is sent chunked; one that is not replayable cannot follow a 307/308 redirect or be sent
-    /// again by a retrier.
+    /// of unknown length is sent chunked; one that is not replayable follows a 307/308 redirect, answers a challenge
+    /// or is sent again by a retrier only with a new body from ``SessionHooks/needNewBodyStream``.
     public func dataStreamTask(
         with request: URLRequest, body: HTTPRequestBody, completionHandler: TaskCompletionHandler? = nil
     ) -> DataStreamTask {

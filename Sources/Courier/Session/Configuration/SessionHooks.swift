@@ -39,6 +39,12 @@ public struct SessionHooks: Sendable {
     /// Answers a `401` challenge (Basic or Digest). Default: ``AuthenticationDisposition/performDefaultHandling``,
     /// which answers with ``SessionConfiguration/credential`` once.
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+    /// Gives a new body for a request whose body can be sent only once (``HTTPRequestBody/stream(_:length:)``, or
+    /// any body made with `isReplayable: false`) when the session would send it again: to follow a 307 or 308, to
+    /// answer a `401` challenge, or for a retry (AFNetworking's `setTaskNeedNewBodyStreamBlock:`). Return `nil` to
+    /// leave the request as it ended (the 3xx or the `401` delivered, the failure kept). Default: `nil`. A replayable
+    /// body makes its bytes again by itself and never asks.
+    public var needNewBodyStream: (@Sendable (SessionTask) -> HTTPRequestBody?)?
     /// Called once when the session has been invalidated and its last task has completed
     /// (`setSessionDidBecomeInvalidBlock:`), with the error that invalidated it, if any; then
     /// `Notification.Name.sessionDidInvalidate` is posted.

@@ -21,6 +21,8 @@ public struct TaskHooks: Sendable {
     public var willCacheResponse: (@Sendable (DataTask, CachedURLResponse) -> CachedURLResponse?)?
     /// Replaces ``SessionHooks/authenticationChallenge`` for this request.
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+    /// Replaces ``SessionHooks/needNewBodyStream`` for this request.
+    public var needNewBodyStream: (@Sendable (SessionTask) -> HTTPRequestBody?)?
     /// Replaces ``SessionConfiguration/credential`` for this request (under the same rules: its own schemes, the
     /// request's origin or the credential's protection space).
     public var credential: Credential?
@@ -31,7 +33,7 @@ public struct TaskHooks: Sendable {
     /// Whether any hook is set.
     var isEmpty: Bool {
         willPerformRedirection == nil && willCacheResponse == nil && authenticationChallenge == nil
-            && credential == nil
+            && needNewBodyStream == nil && credential == nil
     }
 
     /// The session's `hooks` with these in their place.
@@ -40,6 +42,7 @@ public struct TaskHooks: Sendable {
         if let willPerformRedirection { merged.willPerformRedirection = willPerformRedirection }
         if let willCacheResponse { merged.willCacheResponse = willCacheResponse }
         if let authenticationChallenge { merged.authenticationChallenge = authenticationChallenge }
+        if let needNewBodyStream { merged.needNewBodyStream = needNewBodyStream }
         return merged
     }
 }

@@ -10,7 +10,9 @@ extension TaskExchange {
     /// `false` when the `401` is delivered as it is.
     @inline(never)
     func answerChallenge(_ response: TransportResponse, head: ResponseHead, url: URL) async throws -> Bool {
-        guard head.statusCode == 401, body?.isReplayable ?? true else { return false }
+        guard head.statusCode == 401, body?.isReplayable ?? true || hooks.needNewBodyStream != nil else {
+            return false
+        }
         let http = try Self.http(head)
         let configured = delegate.taskHooks?.credential ?? core.configuration.credential
         let schemes = configured?.schemes ?? Credential.Scheme.all
@@ -33,7 +35,8 @@ extension TaskExchange {
         case .rejectProtectionSpace: credential = nil
         case .cancelAuthenticationChallenge: throw CancellationError()
         }
-        guard let credential else { return false }
+        // Asked last: the hook makes a new body only for a request that goes out again.
+        guard let credential, bodyCanGoAgain() else { return false }
         authenticationAttempts += 1
         request.setValue(
             Authentication.authorization(

@@ -15,7 +15,7 @@ extension TaskExchange {
         guard
             let redirect = RedirectPolicy.nextRequest(
                 after: request, response: http, alsoRemoving: core.configuration.headersRemovedOnCrossOriginRedirect),
-            redirect.keepsBody == false || body?.isReplayable ?? true
+            redirect.keepsBody == false || bodyCanGoAgain()
         else { return false }
         redirects += 1
         if redirects > core.configuration.maximumRedirects { throw tooManyRedirects(http) }
@@ -60,6 +60,15 @@ extension TaskExchange {
             throw CourierError.insecureRedirect(
                 from: current, to: target, context: CourierError.Context(request: request))
         }
+    }
+
+    /// Whether the request's body can be sent again: it is replayable, or it is not and the
+    /// ``SessionHooks/needNewBodyStream`` hook gave a new one, which takes its place.
+    func bodyCanGoAgain() -> Bool {
+        guard let body, !body.isReplayable else { return true }
+        guard let fresh = hooks.needNewBodyStream?(task) else { return false }
+        self.body = fresh
+        return true
     }
 
     private func tooManyRedirects(_ response: HTTPURLResponse) -> CourierError {

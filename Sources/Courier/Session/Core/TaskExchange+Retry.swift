@@ -91,7 +91,7 @@ extension TaskExchange {
     private func retry(
         dueTo failure: CourierError, response: HTTPURLResponse?, discarding body: DataChunks? = nil
     ) async throws -> Bool {
-        guard let interceptor, self.body?.isReplayable ?? true else { return false }
+        guard let interceptor, bodyCanGoAgain() else { return false }
         let decision = await interceptor.retry(request, for: task, dueTo: failure, response: response)
         let delay: Duration
         switch decision {
