@@ -23,6 +23,9 @@ public struct TaskHooks: Sendable {
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
     /// Replaces ``SessionHooks/needNewBodyStream`` for this request.
     public var needNewBodyStream: (@Sendable (SessionTask) -> HTTPRequestBody?)?
+    /// Monitors of this request alone, told of its events after the session's ``SessionConfiguration/eventMonitors``
+    /// (which still hear them), each on its own queue.
+    public var eventMonitors: [any EventMonitor] = []
     /// Replaces ``SessionConfiguration/credential`` for this request (under the same rules: its own schemes, the
     /// request's origin or the credential's protection space).
     public var credential: Credential?
@@ -33,7 +36,7 @@ public struct TaskHooks: Sendable {
     /// Whether any hook is set.
     var isEmpty: Bool {
         willPerformRedirection == nil && willCacheResponse == nil && authenticationChallenge == nil
-            && needNewBodyStream == nil && credential == nil
+            && needNewBodyStream == nil && credential == nil && eventMonitors.isEmpty
     }
 
     /// The session's `hooks` with these in their place.

@@ -174,7 +174,7 @@ extension SessionCore {
         let error = outcome.taskError
         guard task.markCompleted(error: error) else { return false }
         unregister(task)
-        events.send(.completed(task, task.metrics, error: error))
+        events.send(.completed(task, task.metrics, error: error), alsoTo: delegate.monitors)
         let sink = delegate.sink
         sink.stream?.finish(error)
         switch outcome {
@@ -239,7 +239,8 @@ extension SessionCore {
         let complete: @Sendable () -> Void = {
             delegate.completion?(task.response, object, error)
             self.events.send(
-                .serialized(task, object: object, error: error, serializer: delegate.serializer, payload: payload))
+                .serialized(task, object: object, error: error, serializer: delegate.serializer, payload: payload),
+                alsoTo: delegate.monitors)
             afterward?()
             self.delivered(task)
         }

@@ -104,7 +104,7 @@ final class SessionCore: TaskController {
     /// Adds the task to the map; on an invalidated session it completes at once with a cancellation error.
     func register(_ task: SessionTask, delegate: TaskDelegate) {
         entries.withLock { $0[task.taskIdentifier] = Entry(task: task, delegate: delegate) }
-        events.send(.created(task))
+        events.send(.created(task), alsoTo: delegate.monitors)
         if isInvalidated {
             let cancelled = CourierError.cancelled(context: .init(request: task.originalRequest))
             complete(task, delegate: delegate, with: .failed(cancelled))
@@ -164,14 +164,16 @@ final class SessionCore: TaskController {
     }
 
     func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State) {
+        let delegate = delegate(for: task)
+        let monitors = delegate?.monitors ?? []
         switch state {
         case .running:
-            delegate(for: task)?.touch()
-            events.send(.resumed(task))
+            delegate?.touch()
+            events.send(.resumed(task), alsoTo: monitors)
         case .suspended:
-            events.send(.suspended(task))
+            events.send(.suspended(task), alsoTo: monitors)
         case .canceling:
-            events.send(.cancelled(task))
+            events.send(.cancelled(task), alsoTo: monitors)
         case .completed:
             break
         }

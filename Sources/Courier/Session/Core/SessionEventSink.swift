@@ -38,9 +38,17 @@ final class SessionEventSink: Sendable {
         case invalidated((any AnyObject & Sendable)?)
     }
 
-    private struct Monitor: Sendable {
+    /// A monitor and the queue it is called on (its own, or one made for it).
+    struct Monitor: Sendable {
         let monitor: any EventMonitor
         let queue: DispatchQueue
+
+        /// `monitors` with their queues.
+        static func wrap(_ monitors: [any EventMonitor]) -> [Monitor] {
+            monitors.enumerated().map { index, monitor in
+                Monitor(monitor: monitor, queue: monitor.queue ?? DispatchQueue(label: "Courier.EventMonitor.\(index)"))
+            }
+        }
     }
 
     /// The session's hooks, as one unchanging snapshot replaced whole when they are set: the sink reads a hook from
@@ -62,9 +70,7 @@ final class SessionEventSink: Sendable {
     let notificationQueue = Locked<DispatchQueue?>(.main)
 
     init(monitors: [any EventMonitor]) {
-        self.monitors = monitors.enumerated().map { index, monitor in
-            Monitor(monitor: monitor, queue: monitor.queue ?? DispatchQueue(label: "Courier.EventMonitor.\(index)"))
-        }
+        self.monitors = Monitor.wrap(monitors)
     }
 
     /// Whether the session has event monitors (fixed when it is made).
@@ -81,6 +87,13 @@ final class SessionEventSink: Sendable {
         toAFNetworking(event)
         toObservers(event)
         if case .invalidated = event { finishEvents() }
+    }
+
+    /// ``send(_:)``, then the event to the monitors of its task alone (``TaskHooks/eventMonitors``), after the
+    /// session's.
+    func send(_ event: Event, alsoTo taskMonitors: [Monitor]) {
+        send(event)
+        if !taskMonitors.isEmpty { forward(event, to: taskMonitors) }
     }
 
     /// AFNetworking's channel: the blocks that watch (``SessionHooks``) and the notifications.
@@ -133,11 +146,17 @@ final class SessionEventSink: Sendable {
         default: break
         }
         // Checked first: the closures handed to monitors would be allocated even for none.
-        if hasMonitors { forward(event) }
+        if hasMonitors { forward(event, to: monitors) }
     }
 
-    /// ``send(_:)``'s part for the monitors, each on its queue.
-    private func forward(_ event: Event) {
+    /// ``send(_:)``'s part for `monitors`, each on its queue.
+    private func forward(_ event: Event, to monitors: [Monitor]) {
+        func toMonitors(_ call: @escaping @Sendable (any EventMonitor) -> Void) {
+            for entry in monitors {
+                let monitor = entry.monitor
+                entry.queue.async { call(monitor) }
+            }
+        }
         switch event {
         case .created(let task):
             toMonitors { $0.taskCreated(task) }
@@ -207,13 +226,6 @@ final class SessionEventSink: Sendable {
     private func yield(_ event: SessionEvent) {
         let open = continuations.withLock { $0.isEmpty ? [] : Array($0.values) }
         for continuation in open { continuation.yield(event) }
-    }
-
-    private func toMonitors(_ call: @escaping @Sendable (any EventMonitor) -> Void) {
-        for entry in monitors {
-            let monitor = entry.monitor
-            entry.queue.async { call(monitor) }
-        }
     }
 }
 

@@ -38,6 +38,8 @@ final class TaskDelegate: Sendable {
     /// Aborts the task's collected exchanges (see ``Transport/collect(_:cancellation:activity:)``) on a timeout or
     /// ``SessionTask/cancel()``.
     let exchange = ExchangeCancellation()
+    /// The task's own monitors (``TaskHooks/eventMonitors``), told after the session's.
+    let monitors: [SessionEventSink.Monitor]
 
     init(
         for task: SessionTask, serializer: any ResponseSerializer, uploadBody: HTTPRequestBody? = nil,
@@ -60,6 +62,7 @@ final class TaskDelegate: Sendable {
         self.stream = stream
         self.interceptor = interceptor
         self.taskHooks = taskHooks.flatMap { $0.isEmpty ? nil : $0 }
+        monitors = SessionEventSink.Monitor.wrap(taskHooks?.eventMonitors ?? [])
     }
 
     /// Notes that bytes moved, for the idle timeout.

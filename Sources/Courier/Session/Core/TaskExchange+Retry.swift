@@ -102,7 +102,7 @@ extension TaskExchange {
         }
         if let body { await discard(body) }
         task.mutable.withLock { $0.retried() }
-        core.events.send(.retrying(task, error: failure, delay: delay))
+        core.events.send(.retrying(task, error: failure, delay: delay), alsoTo: delegate.monitors)
         try await pause(for: delay)
         return true
     }

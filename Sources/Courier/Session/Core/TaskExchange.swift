@@ -311,7 +311,8 @@ extension SessionCore {
                 }
                 guard step > 0 else { return }
                 delegate.didSend(totalBytesSent: totalSent)
-                events.send(.sentBodyData(task, bytes: step, total: totalSent, expected: total))
+                events.send(
+                    .sentBodyData(task, bytes: step, total: totalSent, expected: total), alsoTo: delegate.monitors)
             })
     }
 
