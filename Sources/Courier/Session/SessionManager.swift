@@ -15,9 +15,9 @@ import Foundation
 /// Factories return suspended tasks, as AFNetworking's do. Each running task has a runner on Swift's concurrent
 /// pool, where its response is serialized, off the transport's threads (AFNetworking's processing queue);
 /// completion handlers run on ``completionQueue`` (the main queue by default) inside ``completionGroup``.
-/// Notifications (`Notification.Name.taskDidResume` …) are posted on ``notificationQueue`` (the main queue by default,
-/// as AFNetworking posts them), and ``events()`` delivers the same changes as an `AsyncStream`, on no queue. The
-/// `async` calls need no queue at all.
+/// The notifications of those tasks (`Notification.Name.taskDidResume` …) are posted on ``notificationQueue`` (the
+/// main queue by default, as AFNetworking posts them), and ``events()`` delivers the same changes as an
+/// `AsyncStream`, on no queue. The `async` calls need no queue at all: their notifications are posted at once.
 ///
 /// On Linux nothing drains the main queue unless the program does: an `async` main, `dispatchMain()` or a run loop.
 /// A program without one that uses completion handlers or notifications sets ``completionQueue`` and
@@ -94,10 +94,11 @@ open class SessionManager: @unchecked Sendable {
         set { core.settings.withLock { $0.completionQueue = newValue } }
     }
 
-    /// Where the task and session notifications are posted (`Notification.Name.taskDidResume`, `.taskDidSuspend`,
-    /// `.taskDidComplete`, the download-move ones and `.sessionDidInvalidate`): the main queue by default, as
-    /// AFNetworking posts them, in the order the changes happened (on a serial queue). `nil` posts each at once on
-    /// the thread where the change happens, before the task goes on.
+    /// Where the notifications of the callback API's tasks and of the session are posted
+    /// (`Notification.Name.taskDidResume`, `.taskDidSuspend`, `.taskDidComplete`, the download-move ones and
+    /// `.sessionDidInvalidate`): the main queue by default, as AFNetworking posts them, in the order the changes
+    /// happened (on a serial queue). `nil` posts each at once on the thread where the change happens, before the
+    /// task goes on, as the `async` calls' notifications always are (they never wait for the main queue).
     public var notificationQueue: DispatchQueue? {
         get { core.events.notificationQueue.withLock { $0 } }
         set { core.events.notificationQueue.withLock { $0 = newValue } }

@@ -68,6 +68,25 @@ struct NotificationQueueTests {
         #expect(seen.allSatisfy { $0.onQueue }, "posted off the main queue: \(seen)")
     }
 
+    @Test("An async call's notifications are posted at once, off the main queue")
+    func asyncCallsNeverWaitForMain() async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
+        let manager = HTTPSessionManager(configuration: .ephemeral, transport: NIOTransport())
+        let seen = Seen()
+        let url = server.url("async-\(UUID().uuidString)")
+        let observer = NotificationCenter.default.addObserver(forName: .taskDidComplete, object: nil, queue: nil) {
+            note in
+            guard let task = note.object as? SessionTask, task.originalRequest?.url == url else { return }
+            seen.entries.withLock { $0.append((note.name.rawValue, Self.onMainQueue)) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        _ = try await manager.send(URLRequest(url: url), serializer: HTTPResponseSerializer())
+        try await waitUntil { seen.entries.withLock { $0.count } == 1 }
+        #expect(seen.entries.withLock { $0.first?.onQueue } == false, "an async call's notification went to main")
+        manager.invalidate(cancelingTasks: true)
+        try await server.stop()
+    }
+
     @Test("On the queue given")
     func onTheGivenQueue() async throws {
         let key = DispatchSpecificKey<Int>()

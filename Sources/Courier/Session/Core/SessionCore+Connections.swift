@@ -83,7 +83,7 @@ extension SessionCore {
                     metrics.statusCode = opened.response.statusCode
                 }
                 delegate.state.withLock { [now = Date()] in $0.recordTransaction(metrics, at: now) }
-                events.send(.receivedResponse(task, opened.response), alsoTo: delegate.monitors)
+                events.send(.receivedResponse(task, opened.response), of: delegate)
                 return opened
             } catch {
                 let response = (error as? CourierError)?.response

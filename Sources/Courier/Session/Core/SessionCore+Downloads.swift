@@ -49,10 +49,10 @@ extension SessionCore {
             let failure = CourierError.fileOperationFailed(
                 reason: "The download could not be moved to \(destination.path).", underlyingError: error,
                 context: CourierError.Context(request: task.currentRequest, response: response))
-            events.send(.failedToMoveDownload(task, failure), alsoTo: delegate.monitors)
+            events.send(.failedToMoveDownload(task, failure), of: delegate)
             return .downloaded(file: destination, error: failure, payload: .assetPath(destination), afterward: nil)
         }
-        events.send(.movedDownload(task), alsoTo: delegate.monitors)
+        events.send(.movedDownload(task), of: delegate)
         // The callback API, as AFNetworking's: the file is moved even for an unacceptable response, and the
         // completion handler gets both its URL and the error.
         return .downloaded(file: destination, error: unacceptable, payload: .assetPath(destination), afterward: nil)

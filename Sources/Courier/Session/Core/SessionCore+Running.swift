@@ -174,7 +174,7 @@ extension SessionCore {
         let error = outcome.taskError
         guard task.markCompleted(error: error) else { return false }
         unregister(task)
-        events.send(.completed(task, task.metrics, error: error), alsoTo: delegate.monitors)
+        events.send(.completed(task, task.metrics, error: error), of: delegate)
         let sink = delegate.sink
         sink.stream?.finish(error)
         switch outcome {
@@ -240,7 +240,7 @@ extension SessionCore {
             delegate.completion?(task.response, object, error)
             self.events.send(
                 .serialized(task, object: object, error: error, serializer: delegate.serializer, payload: payload),
-                alsoTo: delegate.monitors)
+                of: delegate)
             afterward?()
             self.delivered(task)
         }

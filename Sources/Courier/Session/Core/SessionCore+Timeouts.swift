@@ -10,7 +10,7 @@ extension SessionCore {
     /// The bookkeeping of a task's start that need not precede its first request: the `resumed` event and the
     /// timeouts, which count from `startDate`.
     func announceStart(of task: SessionTask, delegate: TaskDelegate, startDate: Date) {
-        events.send(.resumed(task), alsoTo: delegate.monitors)  // armTimeouts notes the activity
+        events.send(.resumed(task), of: delegate)  // armTimeouts notes the activity
         armTimeouts(for: task, delegate: delegate, startDate: startDate)
     }
 

@@ -104,7 +104,7 @@ final class SessionCore: TaskController {
     /// Adds the task to the map; on an invalidated session it completes at once with a cancellation error.
     func register(_ task: SessionTask, delegate: TaskDelegate) {
         entries.withLock { $0[task.taskIdentifier] = Entry(task: task, delegate: delegate) }
-        events.send(.created(task), alsoTo: delegate.monitors)
+        events.send(.created(task), of: delegate)
         if isInvalidated {
             let cancelled = CourierError.cancelled(context: .init(request: task.originalRequest))
             complete(task, delegate: delegate, with: .failed(cancelled))
@@ -165,15 +165,14 @@ final class SessionCore: TaskController {
 
     func taskDidChangeState(_ task: SessionTask, to state: SessionTask.State) {
         let delegate = delegate(for: task)
-        let monitors = delegate?.monitors ?? []
         switch state {
         case .running:
             delegate?.touch()
-            events.send(.resumed(task), alsoTo: monitors)
+            events.send(.resumed(task), of: delegate)
         case .suspended:
-            events.send(.suspended(task), alsoTo: monitors)
+            events.send(.suspended(task), of: delegate)
         case .canceling:
-            events.send(.cancelled(task), alsoTo: monitors)
+            events.send(.cancelled(task), of: delegate)
         case .completed:
             break
         }

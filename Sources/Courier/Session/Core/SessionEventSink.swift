@@ -84,27 +84,29 @@ final class SessionEventSink: Sendable {
     /// Hands `event` to everything that watches it, on two channels: AFNetworking's (the hooks that only watch, and
     /// the notifications) and the observers' (``SessionManager/events()`` and the monitors).
     func send(_ event: Event) {
-        toAFNetworking(event)
+        toAFNetworking(event, onNotificationQueue: true)
         toObservers(event)
         if case .invalidated = event { finishEvents() }
     }
 
-    /// ``send(_:)``, then the event to the monitors of its task alone (``TaskHooks/eventMonitors``), after the
-    /// session's.
-    func send(_ event: Event, alsoTo taskMonitors: [Monitor]) {
-        send(event)
-        if !taskMonitors.isEmpty { forward(event, to: taskMonitors) }
+    /// ``send(_:)`` for an event of the task `delegate` runs: its notification goes to ``notificationQueue`` only
+    /// for a task of the callback API (an `async` call's is posted at once, off the main queue), and the event then
+    /// goes to the task's own monitors (``TaskHooks/eventMonitors``), after the session's.
+    func send(_ event: Event, of delegate: TaskDelegate?) {
+        toAFNetworking(event, onNotificationQueue: delegate?.hopsToCompletionQueue ?? true)
+        toObservers(event)
+        if let monitors = delegate?.monitors, !monitors.isEmpty { forward(event, to: monitors) }
     }
 
     /// AFNetworking's channel: the blocks that watch (``SessionHooks``) and the notifications.
-    private func toAFNetworking(_ event: Event) {
+    private func toAFNetworking(_ event: Event, onNotificationQueue hops: Bool) {
         switch event {
         case .created, .cancelled, .redirected, .receivedResponse, .retrying:
             break
         case .resumed(let task):
-            post(.taskDidResume, object: task)
+            post(.taskDidResume, object: task, hops: hops)
         case .suspended(let task):
-            post(.taskDidSuspend, object: task)
+            post(.taskDidSuspend, object: task, hops: hops)
         case .receivedData(let task, let data):
             let (onData, onWrite) = hooks.withLock { ($0.hooks.didReceiveData, $0.hooks.downloadTaskDidWriteData) }
             onData?(task, data)
@@ -121,17 +123,17 @@ final class SessionEventSink: Sendable {
             hooks.withLock { $0.hooks.didComplete }?(task, error)
         case .serialized(let task, let object, let error, let serializer, let payload):
             let metrics = task.metrics
-            post(.taskDidComplete, object: task) {
+            post(.taskDidComplete, object: task, hops: hops) {
                 CompletionUserInfo.make(
                     serializer: serializer, object: object, error: error, payload: payload, metrics: metrics)
             }
         case .movedDownload(let task):
-            post(.downloadTaskDidMoveFileSuccessfully, object: task)
+            post(.downloadTaskDidMoveFileSuccessfully, object: task, hops: hops)
         case .failedToMoveDownload(let task, let error):
-            post(.downloadTaskDidFailToMoveFile, object: task) { [SessionNotificationKey.error: error] }
+            post(.downloadTaskDidFailToMoveFile, object: task, hops: hops) { [SessionNotificationKey.error: error] }
         case .invalidated(let manager):
             hooks.withLock { $0.hooks.sessionDidBecomeInvalid }?(nil)
-            post(.sessionDidInvalidate, object: manager)
+            post(.sessionDidInvalidate, object: manager, hops: hops)
         }
     }
 
@@ -214,10 +216,10 @@ final class SessionEventSink: Sendable {
     /// Posts `name` on ``notificationQueue``, in the order the changes happened (the queue is serial), or at once
     /// when there is none. The user info is made where it is posted: a dictionary of `Any` cannot cross threads.
     private func post(
-        _ name: Notification.Name, object: (any Sendable & AnyObject)?,
+        _ name: Notification.Name, object: (any Sendable & AnyObject)?, hops: Bool,
         userInfo: @escaping @Sendable () -> [AnyHashable: Any]? = { nil }
     ) {
-        guard let queue = notificationQueue.withLock({ $0 }) else {
+        guard hops, let queue = notificationQueue.withLock({ $0 }) else {
             return NotificationCenter.default.post(name: name, object: object, userInfo: userInfo())
         }
         queue.async { NotificationCenter.default.post(name: name, object: object, userInfo: userInfo()) }

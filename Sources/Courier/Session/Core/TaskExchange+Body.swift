@@ -19,7 +19,7 @@ extension TaskExchange {
                 if let dataTask = task as? DataTask { hooks.dataTaskDidBecomeDownload?(dataTask) }
             }
         }
-        core.events.send(.receivedResponse(task, head), alsoTo: delegate.monitors)
+        core.events.send(.receivedResponse(task, head), of: delegate)
         // Where the body goes, decided once: the hook above was the last thing that could change it.
         let sink = delegate.sink
         let length = head.contentLength
@@ -73,7 +73,7 @@ extension TaskExchange {
     /// Hands one chunk of the body to the task (into `sink`), the event sink and a streaming consumer.
     private func deliver(_ chunk: Data, into sink: BodySink) async throws {
         try await delegate.didReceive(chunk, into: sink)
-        core.events.send(.receivedData(task, chunk), alsoTo: delegate.monitors)
+        core.events.send(.receivedData(task, chunk), of: delegate)
         guard let stream = sink.stream else { return }
         delegate.state.withLock { $0.waitForConsumer(true) }
         defer { delegate.state.withLock { $0.waitForConsumer(false) } }

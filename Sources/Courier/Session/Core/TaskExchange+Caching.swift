@@ -88,8 +88,8 @@ extension TaskExchange {
             state.response = head
             state.expectDownload(expected: length, progressTotal: length)
         }
-        if let head { core.events.send(.receivedResponse(task, head), alsoTo: delegate.monitors) }
+        if let head { core.events.send(.receivedResponse(task, head), of: delegate) }
         delegate.didReceive(cached.data, keep: true)
-        core.events.send(.receivedData(task, cached.data), alsoTo: delegate.monitors)
+        core.events.send(.receivedData(task, cached.data), of: delegate)
     }
 }

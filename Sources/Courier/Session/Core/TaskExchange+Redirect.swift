@@ -39,7 +39,7 @@ extension TaskExchange {
         }
         await discard(response.body)
         delegate.state.withLock { $0.followedRedirect() }
-        core.events.send(.redirected(task, response: http, request: next), alsoTo: delegate.monitors)
+        core.events.send(.redirected(task, response: http, request: next), of: delegate)
         request = next
         return true
     }

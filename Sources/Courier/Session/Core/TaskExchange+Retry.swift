@@ -102,7 +102,7 @@ extension TaskExchange {
         }
         if let body { await discard(body) }
         task.mutable.withLock { $0.retried() }
-        core.events.send(.retrying(task, error: failure, delay: delay), alsoTo: delegate.monitors)
+        core.events.send(.retrying(task, error: failure, delay: delay), of: delegate)
         try await pause(for: delay)
         return true
     }

@@ -312,7 +312,7 @@ extension SessionCore {
                 guard step > 0 else { return }
                 delegate.didSend(totalBytesSent: totalSent)
                 events.send(
-                    .sentBodyData(task, bytes: step, total: totalSent, expected: total), alsoTo: delegate.monitors)
+                    .sentBodyData(task, bytes: step, total: totalSent, expected: total), of: delegate)
             })
     }
 
