@@ -210,8 +210,8 @@ struct TaskState {
     mutating func sent(total: Int64, watched: Bool) -> ProgressReport? {
         clocks.lastActivity = .now
         bytesSent = total
-        return upload.update(completed: total, watched: watched || !uploadStreams.isEmpty || livesOn(upload: true)).map
-        {
+        let watched = watched || !uploadStreams.isEmpty || livesOn(upload: true)
+        return upload.update(completed: total, watched: watched).map {
             ProgressReport(progress: $0, streams: uploadStreams, live: liveProgress(upload: true))
         }
     }
