@@ -4,6 +4,10 @@ import Testing
 
 @testable import Courier
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// ``SessionHooks/serverTrust`` decides instead of the security policy on NIOTransport, which sees the chain: it is
 /// given the host and the DER chain, and its accept, reject and use-the-policy answers are obeyed.
 @Suite(.serialized) struct ServerTrustHookTests {
@@ -64,5 +68,42 @@ import Testing
             let response = try await manager.send("GET", "", serializer: StringResponseSerializer())
             #expect(response.statusCode == 200)
         }
+    }
+
+    @Test("A request's own hook decides for it alone: its accepted connection never serves a request without it")
+    func perRequestHook() async throws {
+        let leaf = Self.chain.leaf
+        let server = try await NginxTLS.start(
+            chainPEM: leaf.pem + Self.chain.intermediate.issued.pem, keyPEM: leaf.privateKeyPEM)
+        defer { server.stopInBackground() }
+        let manager = HTTPSessionManager(baseURL: server.baseURL, transport: NIOTransport())
+        defer { manager.invalidate(cancelingTasks: true) }
+        let asked = Locked(0)
+        var accepting = TaskHooks()
+        accepting.serverTrust = { host, chain in
+            asked.withLock { $0 += 1 }
+            return host == "127.0.0.1" && chain.first == Self.chain.leaf.der ? .accept : .reject
+        }
+        let request = URLRequest(url: server.baseURL)
+        let accepted = try await manager.send(request, serializer: StringResponseSerializer(), hooks: accepting)
+        #expect(accepted.statusCode == 200)
+        #expect(asked.value >= 1)
+        // The same server without the hook: the session's policy refuses the private root, on a connection of its own.
+        let error = await #expect(throws: CourierError.self) {
+            _ = try await manager.send(request, serializer: StringResponseSerializer())
+        }
+        #expect(error?.errorCode == -1202)
+
+        // A request's hook that rejects wins over a session policy that trusts the root.
+        var policy = SecurityPolicy.default
+        policy.additionalTrustedCertificates = [Self.chain.root.der]
+        try manager.setSecurityPolicy(policy)
+        #expect(try await manager.send(request, serializer: StringResponseSerializer()).statusCode == 200)
+        var rejecting = TaskHooks()
+        rejecting.serverTrust = { _, _ in .reject }
+        let rejected = await #expect(throws: CourierError.self) {
+            _ = try await manager.send(request, serializer: StringResponseSerializer(), hooks: rejecting)
+        }
+        #expect(rejected?.errorCode == -1202)
     }
 }

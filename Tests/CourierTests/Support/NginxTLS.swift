@@ -75,7 +75,11 @@ final class NginxTLS: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", script, "nginx-wrapper", path, "\(getpid())"]
+        // Neither output is the test process's: `swift test` waits for the end of its pipes before it reaps the
+        // test process, and this wrapper outlives a test process that ends before it is stopped (it sees a
+        // zombie, unreaped, as alive), so an inherited pipe kept both waiting for good.
         process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
         try process.run()
         self.port = port
         guard let baseURL = URL(string: "https://127.0.0.1:\(port)/") else { throw NginxError.noPort }

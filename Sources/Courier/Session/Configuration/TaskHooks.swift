@@ -21,6 +21,15 @@ public struct TaskHooks: Sendable {
     public var willCacheResponse: (@Sendable (DataTask, CachedURLResponse) -> CachedURLResponse?)?
     /// Replaces ``SessionHooks/authenticationChallenge`` for this request.
     public var authenticationChallenge: (@Sendable (SessionTask, AuthenticationChallenge) -> AuthenticationDisposition)?
+    /// Replaces ``SessionHooks/serverTrust`` for this request's HTTPS connections (AFNetworking's task-level
+    /// challenge block, for server trust): it decides, given the host and the chain, before any byte of the request
+    /// is sent. Called by transports that see the chain (``NIOTransport``). Such a request uses connections of its
+    /// own, never one another hook (or none) let through.
+    public var serverTrust: (@Sendable (_ host: String, _ certificates: [Data]) -> ServerTrustDisposition)?
+    /// The certificate this request presents when an HTTPS server asks for one (AFNetworking's task-level
+    /// challenge block, for a client certificate), instead of its security policy's
+    /// ``SecurityPolicy/clientCertificate``. Such a request uses connections of its own.
+    public var clientCertificate: ClientCertificate?
     /// Replaces ``SessionHooks/needNewBodyStream`` for this request.
     public var needNewBodyStream: (@Sendable (SessionTask) -> HTTPRequestBody?)?
     /// Monitors of this request alone, told of its events after the session's ``SessionConfiguration/eventMonitors``
@@ -36,7 +45,8 @@ public struct TaskHooks: Sendable {
     /// Whether any hook is set.
     var isEmpty: Bool {
         willPerformRedirection == nil && willCacheResponse == nil && authenticationChallenge == nil
-            && needNewBodyStream == nil && credential == nil && eventMonitors.isEmpty
+            && needNewBodyStream == nil && credential == nil && eventMonitors.isEmpty && serverTrust == nil
+            && clientCertificate == nil
     }
 
     /// The session's `hooks` with these in their place.

@@ -40,6 +40,10 @@ final class TaskDelegate: Sendable {
     let exchange = ExchangeCancellation()
     /// The task's own monitors (``TaskHooks/eventMonitors``), told after the session's.
     let monitors: [SessionEventSink.Monitor]
+    /// What the task's HTTPS requests present and are verified by instead of their policy's
+    /// (``TaskHooks/serverTrust``, ``TaskHooks/clientCertificate``); the hook wrapped once, so that every request of
+    /// the task carries the same one (connections are pooled by policy).
+    let trustOverride: (hook: ServerTrustHook?, certificate: ClientCertificate?)?
 
     init(
         for task: SessionTask, serializer: any ResponseSerializer, uploadBody: HTTPRequestBody? = nil,
@@ -63,6 +67,16 @@ final class TaskDelegate: Sendable {
         self.interceptor = interceptor
         self.taskHooks = taskHooks.flatMap { $0.isEmpty ? nil : $0 }
         monitors = SessionEventSink.Monitor.wrap(taskHooks?.eventMonitors ?? [])
+        let hook = taskHooks?.serverTrust.map(ServerTrustHook.init)
+        let certificate = taskHooks?.clientCertificate
+        trustOverride = hook == nil && certificate == nil ? nil : (hook, certificate)
+    }
+
+    /// Applies ``trustOverride`` to an HTTPS request's policy.
+    func overrideTrust(of request: inout TransportRequest) {
+        guard let (hook, certificate) = trustOverride, URLCheck.isHTTPS(request.url) else { return }
+        if let hook { request.securityPolicy.serverTrustHook = hook }
+        if let certificate { request.securityPolicy.clientCertificate = certificate }
     }
 
     /// Notes that bytes moved, for the idle timeout.

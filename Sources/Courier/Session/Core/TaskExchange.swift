@@ -221,6 +221,7 @@ final class TaskExchange {
         try URLCheck.validate(url, allowsUnixSockets: core.configuration.allowsUnixSocketURLs)
         var request = core.makeTransportRequest(source, url: url, body: body, task: task, delegate: delegate)
         try core.configure(&request, policyURL: url)
+        delegate.overrideTrust(of: &request)
         guard collect,
             let started = try core.transport.startCollecting(
                 request, cancellation: delegate.exchange, activity: { [delegate] in delegate.touch() })
