@@ -3,10 +3,25 @@
     import Security
 
     extension SecurityPolicy {
-        /// Evaluates a `SecTrust` from a server-trust challenge (Apple platforms): the system decides whether the
-        /// chain is valid (with ``additionalTrustedCertificates`` as extra anchors and the host name checked only
+        /// Evaluates a `SecTrust` from a server-trust challenge (Apple platforms): the ``serverTrustHook``, when
+        /// there is one, decides first, given the chain the server presented; otherwise the system decides whether
+        /// the chain is valid (with ``additionalTrustedCertificates`` as extra anchors and the host name checked only
         /// when ``validatesDomainName``), and Courier's own steps do the rest, as on Linux.
         public func evaluation(of secTrust: SecTrust, forDomain domain: String?) -> TrustEvaluation {
+            if let hook = serverTrustHook {
+                let presented = (SecTrustCopyCertificateChain(secTrust) as? [SecCertificate]) ?? []
+                switch hook.decide(domain ?? "", presented.map { SecCertificateCopyData($0) as Data }) {
+                case .accept: return .trusted
+                case .reject: return .refused("the server-trust hook rejected the server")
+                case .useSecurityPolicy: break
+                }
+            }
+            var policy = self
+            policy.serverTrustHook = nil  // asked above; the steps below are the policy's own
+            return policy.systemEvaluation(of: secTrust, forDomain: domain)
+        }
+
+        private func systemEvaluation(of secTrust: SecTrust, forDomain domain: String?) -> TrustEvaluation {
             let secPolicy =
                 validatesDomainName ? SecPolicyCreateSSL(true, domain as CFString?) : SecPolicyCreateBasicX509()
             SecTrustSetPolicies(secTrust, secPolicy)

@@ -175,7 +175,11 @@ public final class URLSessionTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var request = request
         let fetchStart = Date()
-        request.securityPolicy.serverTrustHook = nil  // never called here: see SessionHooks.serverTrust
+        #if !canImport(Darwin)
+            // Linux's URLSession shows no chain, so no hook can be asked (see SessionHooks.serverTrust); on Apple
+            // platforms the delegate asks it in the server-trust challenge.
+            request.securityPolicy.serverTrustHook = nil
+        #endif
         try Self.checkProxy(of: request)
         if request.httpVersion == .http1Only, request.url.scheme?.lowercased() == "https" {
             throw CourierError.unsupportedURL(
