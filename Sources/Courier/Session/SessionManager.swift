@@ -94,11 +94,11 @@ open class SessionManager: @unchecked Sendable {
         set { core.settings.withLock { $0.completionQueue = newValue } }
     }
 
-    /// Where the notifications of the callback API's tasks and of the session are posted
-    /// (`Notification.Name.taskDidResume`, `.taskDidSuspend`, `.taskDidComplete`, the download-move ones and
-    /// `.sessionDidInvalidate`): the main queue by default, as AFNetworking posts them, in the order the changes
+    /// Where the callback API's task notifications are posted (`Notification.Name.taskDidResume`, `.taskDidSuspend`
+    /// and `.taskDidComplete`): the main queue by default, as AFNetworking posts them, in the order the changes
     /// happened (on a serial queue). `nil` posts each at once on the thread where the change happens, before the
-    /// task goes on, as the `async` calls' notifications always are (they never wait for the main queue).
+    /// task goes on, as the `async` calls' notifications always are (they never wait for the main queue). The
+    /// download-move notifications and `.sessionDidInvalidate` are posted at once, as AFNetworking posts them.
     public var notificationQueue: DispatchQueue? {
         get { core.events.notificationQueue.withLock { $0 } }
         set { core.events.notificationQueue.withLock { $0 = newValue } }

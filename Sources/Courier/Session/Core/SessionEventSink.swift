@@ -127,13 +127,14 @@ final class SessionEventSink: Sendable {
                 CompletionUserInfo.make(
                     serializer: serializer, object: object, error: error, payload: payload, metrics: metrics)
             }
+        // As AFNetworking: these three are posted where the change happens, not on the main queue.
         case .movedDownload(let task):
-            post(.downloadTaskDidMoveFileSuccessfully, object: task, hops: hops)
+            post(.downloadTaskDidMoveFileSuccessfully, object: task, hops: false)
         case .failedToMoveDownload(let task, let error):
-            post(.downloadTaskDidFailToMoveFile, object: task, hops: hops) { [SessionNotificationKey.error: error] }
+            post(.downloadTaskDidFailToMoveFile, object: task, hops: false) { [SessionNotificationKey.error: error] }
         case .invalidated(let manager):
             hooks.withLock { $0.hooks.sessionDidBecomeInvalid }?(nil)
-            post(.sessionDidInvalidate, object: manager, hops: hops)
+            post(.sessionDidInvalidate, object: manager, hops: false)
         }
     }
 
