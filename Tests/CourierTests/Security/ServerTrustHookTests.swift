@@ -16,8 +16,9 @@ import Testing
         do { return try CertificateChain.make(name: "Hook") } catch { fatalError("certificates: \(error)") }
     }()
 
+    /// A manager whose session hook is `decide` (none when `nil`), against nginx serving the chain.
     private func withManager(
-        _ decide: @escaping @Sendable (String, [Data]) -> ServerTrustDisposition,
+        _ decide: (@Sendable (String, [Data]) -> ServerTrustDisposition)?,
         _ body: (HTTPSessionManager) async throws -> Void
     ) async throws {
         let leaf = Self.chain.leaf
@@ -72,19 +73,17 @@ import Testing
 
     @Test("A request's own hook decides for it alone: its accepted connection never serves a request without it")
     func perRequestHook() async throws {
-        let leaf = Self.chain.leaf
-        let server = try await NginxTLS.start(
-            chainPEM: leaf.pem + Self.chain.intermediate.issued.pem, keyPEM: leaf.privateKeyPEM)
-        defer { server.stopInBackground() }
-        let manager = HTTPSessionManager(baseURL: server.baseURL, transport: NIOTransport())
-        defer { manager.invalidate(cancelingTasks: true) }
+        try await withManager(nil) { manager in try await checkPerRequestHook(manager) }
+    }
+
+    private func checkPerRequestHook(_ manager: HTTPSessionManager) async throws {
         let asked = Locked(0)
         var accepting = TaskHooks()
         accepting.serverTrust = { host, chain in
             asked.withLock { $0 += 1 }
             return host == "127.0.0.1" && chain.first == Self.chain.leaf.der ? .accept : .reject
         }
-        let request = URLRequest(url: server.baseURL)
+        let request = try #require(manager.baseURL.map { URLRequest(url: $0) })
         let accepted = try await manager.send(request, serializer: StringResponseSerializer(), hooks: accepting)
         #expect(accepted.statusCode == 200)
         #expect(asked.value >= 1)

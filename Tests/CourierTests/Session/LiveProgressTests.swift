@@ -22,13 +22,20 @@ struct LiveProgressTests {
         }
     }
 
-    @Test("A dripping body: the Progress moves part-way, then ends complete", arguments: FaultTransportKind.all)
-    func followsTheDownload(_ kind: FaultTransportKind) async throws {
-        let server = try await FaultServer.start(.slowBody(bytes: 30, every: 0.03))
+    /// A callback data task on `kind` for the server's body, not resumed, and what its completion got.
+    static func dataTask(_ server: FaultServer, _ kind: FaultTransportKind) -> (SessionManager, DataTask, Ending) {
         let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
         manager.responseSerializer = HTTPResponseSerializer()
         let ending = Ending()
-        let task = manager.dataTask(with: URLRequest(url: server.baseURL), completionHandler: ending.handler)
+        return (
+            manager, manager.dataTask(with: URLRequest(url: server.baseURL), completionHandler: ending.handler), ending
+        )
+    }
+
+    @Test("A dripping body: the Progress moves part-way, then ends complete", arguments: FaultTransportKind.all)
+    func followsTheDownload(_ kind: FaultTransportKind) async throws {
+        let server = try await FaultServer.start(.slowBody(bytes: 30, every: 0.03))
+        let (manager, task, ending) = Self.dataTask(server, kind)
         let progress = task.progress
         #expect(progress === task.progress, "a second read made another Progress")
         task.resume()
@@ -47,10 +54,7 @@ struct LiveProgressTests {
         "pause() suspends the task, resume() resumes it, cancel() cancels it (-999)", arguments: FaultTransportKind.all)
     func actsOnTheTask(_ kind: FaultTransportKind) async throws {
         let server = try await FaultServer.start(.slowBody(bytes: 1000, every: 0.02))
-        let manager = SessionManager(configuration: .ephemeral, transport: kind.make())
-        manager.responseSerializer = HTTPResponseSerializer()
-        let ending = Ending()
-        let task = manager.dataTask(with: URLRequest(url: server.baseURL), completionHandler: ending.handler)
+        let (manager, task, ending) = Self.dataTask(server, kind)
         task.resume()
         let progress = task.progress
         try await waitUntil { task.countOfBytesReceived > 0 }
