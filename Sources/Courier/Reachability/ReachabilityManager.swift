@@ -83,7 +83,7 @@ public final class ReachabilityManager: Sendable {
     /// The path behind ``status``: the interface in use and the families with a route; `nil` until known.
     public var path: ReachabilityPath? { state.withLock { $0.path } }
     /// Whether the target can be reached.
-    public var isReachable: Bool { isReachableViaWWAN || isReachableViaWiFi }
+    public var isReachable: Bool { status.isReachable }
     /// Whether the target can be reached over a cellular-style link.
     public var isReachableViaWWAN: Bool { status == .reachableViaWWAN }
     /// Whether the target can be reached over Wi-Fi or Ethernet.

@@ -9,6 +9,9 @@ public enum ReachabilityStatus: Int, Sendable, Hashable, CustomStringConvertible
     /// Through any other link: Wi-Fi, or Ethernet, which AFNetworking reports as Wi-Fi too.
     case reachableViaWiFi = 2
 
+    /// Whether the target can be reached, over any link.
+    var isReachable: Bool { self == .reachableViaWWAN || self == .reachableViaWiFi }
+
     /// AFNetworking's wording: "Unknown", "Not Reachable", "Reachable via WWAN", "Reachable via WiFi".
     public var description: String {
         switch self {

@@ -8,17 +8,12 @@
         /// the chain is valid (with ``additionalTrustedCertificates`` as extra anchors and the host name checked only
         /// when ``validatesDomainName``), and Courier's own steps do the rest, as on Linux.
         public func evaluation(of secTrust: SecTrust, forDomain domain: String?) -> TrustEvaluation {
-            if let hook = serverTrustHook {
+            if serverTrustHook != nil {
                 let presented = (SecTrustCopyCertificateChain(secTrust) as? [SecCertificate]) ?? []
-                switch hook.decide(domain ?? "", presented.map { SecCertificateCopyData($0) as Data }) {
-                case .accept: return .trusted
-                case .reject: return .refused("the server-trust hook rejected the server")
-                case .useSecurityPolicy: break
-                }
+                let chain = presented.map { SecCertificateCopyData($0) as Data }
+                if let verdict = hookVerdict(on: chain, forDomain: domain) { return verdict }
             }
-            var policy = self
-            policy.serverTrustHook = nil  // asked above; the steps below are the policy's own
-            return policy.systemEvaluation(of: secTrust, forDomain: domain)
+            return systemEvaluation(of: secTrust, forDomain: domain)
         }
 
         private func systemEvaluation(of secTrust: SecTrust, forDomain domain: String?) -> TrustEvaluation {

@@ -102,10 +102,17 @@ public struct SecurityPolicy: Sendable, Hashable {
 
     /// Like ``evaluate(_:forDomain:)``, with the reason for a refusal (e.g. which pins did not match).
     public func evaluation(of trust: ServerTrust, forDomain domain: String?) -> TrustEvaluation {
-        switch serverTrustHook?.decide(domain ?? "", trust.certificateChain) ?? .useSecurityPolicy {
+        hookVerdict(on: trust.certificateChain, forDomain: domain)
+            ?? TrustEvaluator(policy: self, trust: trust, domain: domain).run()
+    }
+
+    /// The ``serverTrustHook``'s verdict on the chain the server presented (DER, leaf first), or `nil` when there is
+    /// no hook or it leaves the decision to the policy.
+    func hookVerdict(on chain: [Data], forDomain domain: String?) -> TrustEvaluation? {
+        switch serverTrustHook?.decide(domain ?? "", chain) ?? .useSecurityPolicy {
         case .accept: return .trusted
         case .reject: return .refused("the server-trust hook rejected the server")
-        case .useSecurityPolicy: return TrustEvaluator(policy: self, trust: trust, domain: domain).run()
+        case .useSecurityPolicy: return nil
         }
     }
 }

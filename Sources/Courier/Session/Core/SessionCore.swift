@@ -210,7 +210,7 @@ final class SessionCore: TaskController {
             return state.waiters
         }
         guard let waiters else { return }
-        events.send(.invalidated(owner.withLock { $0.manager }))
+        events.send(.invalidated(owner.withLock { $0.manager }), of: nil)
         waiters.forEach { $0.resume() }
     }
 }

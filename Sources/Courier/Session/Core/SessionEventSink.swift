@@ -6,7 +6,7 @@ import Foundation
 
 /// The one way a change in a session's tasks leaves the session.
 ///
-/// The session hands each change to ``send(_:)`` exactly once, where it happens; the sink feeds everything that
+/// The session hands each change to ``send(_:of:)`` exactly once, where it happens; the sink feeds everything that
 /// watches from there, on two channels: AFNetworking's (the hooks that only watch, ``SessionHooks/didReceiveData``,
 /// ``SessionHooks/didSendBodyData``, ``SessionHooks/didComplete``, ``SessionHooks/sessionDidBecomeInvalid``, and the
 /// notifications) and the observers' (``SessionManager/events()`` and the configuration's ``EventMonitor``s). Hooks that decide (redirects,
@@ -82,20 +82,14 @@ final class SessionEventSink: Sendable {
     }
 
     /// Hands `event` to everything that watches it, on two channels: AFNetworking's (the hooks that only watch, and
-    /// the notifications) and the observers' (``SessionManager/events()`` and the monitors).
-    func send(_ event: Event) {
-        toAFNetworking(event, onNotificationQueue: true)
-        toObservers(event)
-        if case .invalidated = event { finishEvents() }
-    }
-
-    /// ``send(_:)`` for an event of the task `delegate` runs: its notification goes to ``notificationQueue`` only
-    /// for a task of the callback API (an `async` call's is posted at once, off the main queue), and the event then
-    /// goes to the task's own monitors (``TaskHooks/eventMonitors``), after the session's.
+    /// the notifications) and the observers' (``SessionManager/events()``, the session's monitors, then those of the
+    /// task `delegate` runs, ``TaskHooks/eventMonitors``). A task notification goes to ``notificationQueue`` only for
+    /// a task of the callback API: an `async` call's is posted at once, off the main queue.
     func send(_ event: Event, of delegate: TaskDelegate?) {
         toAFNetworking(event, onNotificationQueue: delegate?.hopsToCompletionQueue ?? true)
         toObservers(event)
         if let monitors = delegate?.monitors, !monitors.isEmpty { forward(event, to: monitors) }
+        if case .invalidated = event { finishEvents() }
     }
 
     /// AFNetworking's channel: the blocks that watch (``SessionHooks``) and the notifications.
@@ -152,7 +146,7 @@ final class SessionEventSink: Sendable {
         if hasMonitors { forward(event, to: monitors) }
     }
 
-    /// ``send(_:)``'s part for `monitors`, each on its queue.
+    /// ``send(_:of:)``'s part for `monitors`, each on its queue.
     private func forward(_ event: Event, to monitors: [Monitor]) {
         func toMonitors(_ call: @escaping @Sendable (any EventMonitor) -> Void) {
             for entry in monitors {

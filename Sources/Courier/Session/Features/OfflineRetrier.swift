@@ -95,8 +95,7 @@ public struct OfflineRetrier: RequestInterceptor {
             group.addTask {
                 var isFirst = true
                 for await status in statuses() {
-                    let reachable = status == .reachableViaWiFi || status == .reachableViaWWAN
-                    if reachable { return !isFirst }
+                    if status.isReachable { return !isFirst }
                     isFirst = false
                 }
                 return false
