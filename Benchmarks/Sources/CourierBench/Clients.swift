@@ -131,7 +131,9 @@ struct CourierClient<Kind: CourierTransportKind>: BenchClient {
     let path: String
 
     init(baseURL: URL, path: String) {
-        self.init(manager: HTTPSessionManager(baseURL: baseURL, transport: Kind.makeTransport()), path: path)
+        self.init(
+            manager: HTTPSessionManager(baseURL: baseURL, configuration: .uncached, transport: Kind.makeTransport()),
+            path: path)
     }
 
     init(manager: HTTPSessionManager, path: String) {
@@ -153,12 +155,22 @@ struct CourierClient<Kind: CourierTransportKind>: BenchClient {
 /// default `.info`, swift-metrics' no-op factory and the no-op tracer: what the interceptor chain and observability
 /// cost when nothing is recorded.
 func observedManager(baseURL: URL) -> HTTPSessionManager {
-    var configuration = SessionConfiguration.default
+    var configuration = SessionConfiguration.uncached
     configuration.interceptor = RetryPolicy()
     configuration.logger = Logger(label: "bench")
     configuration.metricsFactory = NOOPMetricsHandler.instance
     configuration.tracer = NoOpTracer()
     return HTTPSessionManager(baseURL: baseURL, configuration: configuration, transport: OnNIO.makeTransport())
+}
+
+extension SessionConfiguration {
+    /// The default configuration without its HTTP cache: nginx's files carry an `ETag`, so the default cache would
+    /// turn every request after the first into a `304` revalidation, and the raw clients fetch the whole body.
+    static var uncached: SessionConfiguration {
+        var configuration = SessionConfiguration.default
+        configuration.urlCache = nil
+        return configuration
+    }
 }
 
 protocol CourierTransportKind: Sendable {

@@ -242,7 +242,7 @@ struct CourierHTTP2Client: BenchClient {
 
     /// `caFile` `nil`: the default policy (the system's trust store).
     init(baseURL: URL, path: String, caFile: String?, http2: Bool = true) throws {
-        var configuration = SessionConfiguration.default
+        var configuration = SessionConfiguration.uncached
         configuration.httpVersion = http2 ? .automatic : .http1Only
         manager = HTTPSessionManager(baseURL: baseURL, configuration: configuration, transport: NIOTransport())
         if let caFile {

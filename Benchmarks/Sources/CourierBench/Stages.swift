@@ -26,7 +26,8 @@ enum Stages {
         guard let http = transportResponse.makeHTTPURLResponse() else {
             throw BenchError(description: "no HTTPURLResponse")
         }
-        let manager = HTTPSessionManager(baseURL: baseURL, transport: CannedTransport(payload: payload))
+        let manager = HTTPSessionManager(
+            baseURL: baseURL, configuration: .uncached, transport: CannedTransport(payload: payload))
         let serializer = DecodableResponseSerializer(UserPage.self)
         let decoder = JSONDecoder()
         let cookies = HTTPCookieStorage.shared

@@ -40,6 +40,7 @@ enum Stress {
         let transport: any Transport = transportName == "urlsession" ? URLSessionTransport() : NIOTransport()
         var configuration = SessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 120
+        configuration.urlCache = nil
         let manager = SessionManager(configuration: configuration, transport: transport)
         manager.responseSerializer = HTTPResponseSerializer()
         manager.completionQueue = DispatchQueue(label: "stress.completion")

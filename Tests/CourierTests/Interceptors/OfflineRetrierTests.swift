@@ -30,6 +30,11 @@ struct OfflineRetrierTests {
             }
         }
 
+        /// Returns once something watches the statuses: the retrier, asked about a failure.
+        func watched() async throws {
+            while state.withLock({ $0.watchers.isEmpty }) { try await Task.sleep(for: .milliseconds(5)) }
+        }
+
         func set(_ status: ReachabilityStatus) {
             let watchers = state.withLock { state in
                 state.status = status
@@ -66,6 +71,9 @@ struct OfflineRetrierTests {
         let client = Self.client(transport, server: server.url("data"), retrier: retrier)
         let start = ContinuousClock.now
         Task {
+            // Back only once the refusal has reached the retrier: a refusal that came after would be one while
+            // the network is up, which stands.
+            try await network.watched()
             try await Task.sleep(for: .milliseconds(300))
             network.set(.reachableViaWiFi)
         }

@@ -134,7 +134,9 @@ struct EarlyStartTests {
         }
     }
 
-    @Test("The first request goes out before the task's bookkeeping, unless an adapter or the cache sees it first")
+    @Test(
+        "The first request goes out before the task's bookkeeping, unless an adapter or a stored response sees it first"
+    )
     func theFirstRequestOverlapsTheBookkeeping() async throws {
         let base = try await HTTPBin.shared.url()
         func order(_ configure: (inout SessionConfiguration) -> Void) async throws -> [String] {
@@ -158,9 +160,22 @@ struct EarlyStartTests {
         }
         #expect(try await order { _ in } == ["start", "resumed"])
         #expect(try await order { $0.interceptor = Interceptor(adapters: [Stamp()]) } == ["resumed", "start"])
-        #expect(
-            try await order { $0.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil) }
-                == ["resumed", "start"])
+        // A cache with nothing for the URL (the default one included) does not hold the request back; one with a
+        // stored response to revalidate does, on either kind of cache.
+        let url = try #require(URL(string: "get?a=1", relativeTo: base)?.absoluteURL)
+        let stale = try #require(
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["ETag": "\"a\"", "Cache-Control": "no-cache"]))
+        for cache in [
+            SessionConfiguration.memoryURLCache(capacity: 1 << 20),
+            URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil),
+        ] {
+            #expect(try await order { $0.urlCache = cache } == ["start", "resumed"])
+            cache.storeCachedResponse(
+                CachedURLResponse(response: stale, data: Data("{}".utf8)), for: URLRequest(url: url))
+            #expect(try await order { $0.urlCache = cache } == ["resumed", "start"])
+        }
         #expect(try HTTPRequestSerializer().plainRequest(method: "POST", url: base, parameters: nil) == nil)
     }
 

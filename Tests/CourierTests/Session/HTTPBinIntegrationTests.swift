@@ -363,6 +363,11 @@ struct HTTPBinIntegrationTests {
         task.suspend()
         let seen = await collector.value
         #expect(seen == ["resume", "complete"])
+        // The notifications go through the main queue: wait for them, then for any extra one.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while counts.value[.taskDidComplete] == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         try await Task.sleep(for: .milliseconds(100))
         #expect(counts.value[.taskDidResume] == 1)
         #expect(counts.value[.taskDidSuspend] == nil)

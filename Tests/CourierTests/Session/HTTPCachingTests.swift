@@ -28,14 +28,7 @@ struct HTTPCachingTests {
 
     /// Runs a GET and returns its response and body.
     func get(_ manager: SessionManager, _ request: URLRequest) async throws -> (HTTPURLResponse?, Data?) {
-        let result = Locked<(HTTPURLResponse?, Data?)>((nil, nil))
-        let outcome = Outcome()
-        manager.dataTask(with: request) { response, object, error in
-            result.withLock { $0 = (response, object as? Data) }
-            outcome.fulfill(error)
-        }.resume()
-        if let error = try await outcome.value() { throw error }
-        return result.value
+        try await manager.responseAndData(for: request)
     }
 
     @Test(arguments: transports)
@@ -196,5 +189,19 @@ struct HTTPCachingTests {
         #expect(!HTTPCaching.isStorable(try response(["Vary": "Cookie", "ETag": "\"a\""]), for: request))
         #expect(HTTPCaching.isStorable(try response(["Vary": "Accept-Encoding", "ETag": "\"a\""]), for: request))
         #expect(!HTTPCaching.isStorable(try response(["Date": date]), for: request))
+    }
+}
+
+extension SessionManager {
+    /// Runs a data task for `request` (its serializer an `HTTPResponseSerializer`) and returns its response and body.
+    func responseAndData(for request: URLRequest) async throws -> (HTTPURLResponse?, Data?) {
+        let result = Locked<(HTTPURLResponse?, Data?)>((nil, nil))
+        let outcome = Outcome()
+        dataTask(with: request) { response, object, error in
+            result.withLock { $0 = (response, object as? Data) }
+            outcome.fulfill(error)
+        }.resume()
+        if let error = try await outcome.value() { throw error }
+        return result.value
     }
 }

@@ -26,6 +26,8 @@ struct SessionResetTests {
         var configuration = SessionConfiguration.ephemeral
         configuration.cookieStore = jar
         configuration.urlCache = cache
+        // A response that sets a cookie is one user's: only a private cache keeps it.
+        configuration.urlCacheIsShared = false
         configuration.urlCredentialStorage = credentials
         let manager = HTTPSessionManager(configuration: configuration, transport: NIOTransport())
         let first = server.url("first")

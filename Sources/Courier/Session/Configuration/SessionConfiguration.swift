@@ -44,9 +44,20 @@ public struct SessionConfiguration: Sendable {
     /// default `URLCredentialStorage.shared`, and for ``ephemeral`` a new, empty storage of its own. A credential
     /// stored for one protection space never answers another (another host, port, realm, or plain http for https).
     public var urlCredentialStorage: URLCredentialStorage? = .shared
-    /// Where `GET` responses are cached, as URLSession does (see the Sessions article); default `nil`: no cache.
-    /// Neither transport caches on its own.
-    public var urlCache: URLCache?
+    /// Where `GET` responses are cached, as URLSession does (see the Sessions article); `nil`: no cache. Neither
+    /// transport caches on its own.
+    ///
+    /// Default: ``sharedURLCache``, one cache for every session that keeps the default, as AFNetworking's and
+    /// Alamofire's default sessions use `URLCache.shared`; ``ephemeral`` has a memory-only cache of its own. Set
+    /// `nil` where every request must reach the server.
+    public var urlCache: URLCache? = SessionConfiguration.sharedURLCache
+    /// Whether ``urlCache`` serves more than one user, so that it keeps only what any user may see (RFC 9111's
+    /// shared cache): no `Cache-Control: private` response; no response to a request with `Authorization` unless it
+    /// says `public`, `s-maxage` or `must-revalidate`; no response to a request with a `Cookie` field unless `public`;
+    /// no response that sets a cookie. Default `true`, since the default cache is the process's and a server app's
+    /// requests are made for many users. Set `false` for a cache of one user's own (an app's), to keep private
+    /// responses as a browser or URLSession does.
+    public var urlCacheIsShared: Bool = true
     /// The cache policy of requests that leave theirs at `.useProtocolCachePolicy`; default
     /// `.useProtocolCachePolicy` (fresh stored responses are used, stale ones revalidated).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
@@ -114,13 +125,36 @@ public struct SessionConfiguration: Sendable {
     /// The default configuration (AFNetworking's `defaultSessionConfiguration`).
     public static var `default`: SessionConfiguration { SessionConfiguration() }
 
-    /// A configuration whose cookies are its own: a new, empty ``CookieJar`` in memory, shared with no other
-    /// configuration (as URLSession's ephemeral configuration has a private cookie storage).
+    /// A configuration whose cookies, credentials and cache are its own: a new, empty ``CookieJar``,
+    /// `URLCredentialStorage` and 4 MiB `URLCache`, all in memory and shared with no other configuration (as
+    /// URLSession's ephemeral configuration keeps its storage private and off the disk).
     public static var ephemeral: SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.cookieStore = CookieJar()
         configuration.urlCredentialStorage = URLCredentialStorage()
+        configuration.urlCache = memoryURLCache(capacity: 4 * 1024 * 1024)
         return configuration
+    }
+
+    /// The cache sessions use by default: `URLCache.shared` on Apple platforms (its sizes are the system's; 512 KiB
+    /// in memory and 10 MiB on disk on iOS), and on Linux a process-wide cache of 4 MiB in memory and nothing on
+    /// disk (a library should not write into a server's home directory unasked). On Linux it is Courier's own, keyed
+    /// by the whole URL: swift-corelibs-foundation's `URLCache` leaves the query out of its key.
+    public static let sharedURLCache: URLCache = {
+        #if canImport(FoundationNetworking)
+            memoryURLCache(capacity: 4 * 1024 * 1024)
+        #else
+            URLCache.shared
+        #endif
+    }()
+
+    /// A cache of `capacity` bytes in memory and none on disk.
+    static func memoryURLCache(capacity: Int) -> URLCache {
+        #if canImport(FoundationNetworking)
+            MemoryURLCache(capacity: capacity)
+        #else
+            URLCache(memoryCapacity: capacity, diskCapacity: 0, directory: nil)
+        #endif
     }
 
     /// ``cookieStore``'s default on this platform.

@@ -13,7 +13,6 @@ extension TaskExchange {
     /// - Throws: a `resourceNotCached`-style failure when the cache policy forbids the network and nothing is stored.
     @inline(never)
     func answerFromCacheOrPrepareRevalidation() throws -> Bool {
-        cachePlan = plan()
         switch cachePlan {
         case .cached(let cached):
             deliverCached(cached)
@@ -49,25 +48,49 @@ extension TaskExchange {
         case .network(store: true), .revalidate: break
         default: return
         }
+        // Most responses carry nothing a cache can use; they leave before Foundation's response is made.
+        guard head.statusCode == 200, HTTPCaching.mayBeStored(head.headers) else { return }
         let received = try Self.http(head)
-        guard let cache = core.configuration.urlCache, let dataTask = task as? DataTask,
-            HTTPCaching.isStorable(received, for: request)
+        // A data task that became a download holds no body to store.
+        guard let cache = core.configuration.urlCache, let dataTask = task as? DataTask, delegate.sink.keepsInMemory,
+            HTTPCaching.isStorable(received, for: request, shared: core.configuration.urlCacheIsShared)
         else { return }
         let response = HTTPCaching.addingDateIfMissing(to: received, now: Date())
         let proposed = CachedURLResponse(response: response, data: delegate.receivedData, storagePolicy: .allowed)
         guard let chosen = hooks.willCacheResponse.map({ $0(dataTask, proposed) }) ?? proposed else { return }
+        #if canImport(FoundationNetworking)
+            // swift-corelibs-foundation's URLCache lists a key again when it is stored again, and its eviction then
+            // force-unwraps the second listing of an entry it already dropped: a crash. Removing first keeps one.
+            cache.removeCachedResponse(for: request)
+        #endif
         cache.storeCachedResponse(chosen, for: request)
     }
 
-    /// What the cache can do for this task: only `GET` data tasks whose body is collected take part.
+    /// What the cache can do for this task: only `GET` data tasks whose body is collected take part. Sets
+    /// ``cachePlan`` and returns whether the cache has a say before the request goes out.
+    func planCaching() -> Bool {
+        cachePlan = plan()
+        if case .network = cachePlan { return false }
+        return true
+    }
+
     private func plan() -> HTTPCaching.Plan {
         guard let cache = core.configuration.urlCache, task is DataTask, delegate.sink.keepsInMemory,
-            delegate.uploadBody == nil
+            delegate.uploadBody == nil, source.method.uppercased() == "GET"
         else { return .network(store: false) }
-        let policy =
-            request.cachePolicy != .useProtocolCachePolicy
-            ? request.cachePolicy : core.configuration.requestCachePolicy
-        return HTTPCaching.plan(for: request, policy: policy, cache: cache)
+        let policy = source.cachePolicy ?? core.configuration.requestCachePolicy
+        #if canImport(FoundationNetworking)
+            // Nothing stored for the URL: the plain request need not become a URLRequest to be looked up.
+            if let memory = cache as? MemoryURLCache, let url = source.url, !memory.hasEntry(for: url) {
+                switch policy {
+                case .returnCacheDataDontLoad: return .miss
+                case .reloadIgnoringLocalAndRemoteCacheData: return .network(store: false)
+                default: return .network(store: true)
+                }
+            }
+        #endif
+        return HTTPCaching.plan(
+            for: request, policy: policy, cache: cache, shared: core.configuration.urlCacheIsShared)
     }
 
     /// Completes the exchange with a stored response, as if it had just arrived.

@@ -119,9 +119,10 @@ final class TaskExchange {
     /// challenge's status, a download that resumes, a retrier), so a plain `GET` answered `200` reads straight
     /// through: send, then receive.
     private func run(collect: Bool) async throws {
-        let caches = core.configuration.urlCache != nil
+        let caches = core.configuration.urlCache != nil && planCaching()
         let adapts = interceptor?.adaptsRequests == true
-        // Only a request that goes out at once, with no cache or adapter to see it first, overlaps the bookkeeping.
+        // Only a request that goes out at once, with no stored response or adapter to see it first, overlaps the
+        // bookkeeping.
         if caches || adapts { announceStart() }
         if caches, try answerFromCacheOrPrepareRevalidation() { return }
         while true {

@@ -285,6 +285,16 @@ enum TaskRequest: Sendable {
         }
     }
 
+    /// The cache policy the request will have (a plain request's is its serializer's); `nil`: the session's.
+    var cachePolicy: URLRequest.CachePolicy? {
+        let policy =
+            switch self {
+            case .made(let request): request?.cachePolicy
+            case .plain(_, let serializer): serializer.cachePolicy
+            }
+        return policy == .useProtocolCachePolicy ? nil : policy
+    }
+
     /// `URLRequest.httpShouldHandleCookies`.
     var handlesCookies: Bool {
         switch self {
