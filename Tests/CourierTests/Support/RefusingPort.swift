@@ -12,9 +12,26 @@ final class RefusingPort: Sendable {
     private let descriptor: Int32
 
     init() throws {
+        (descriptor, port) = try Self.boundSocket(port: 0, reusingAddress: false)
+    }
+
+    /// Holds `port`, which a server has just left (``TCPRelay/stop()``). `SO_REUSEADDR` lets the bind succeed past
+    /// that server's connections still in `TIME_WAIT`, never while anything listens on the port; and Linux picks no
+    /// port held this way for a server binding port 0, so it stays refused.
+    ///
+    /// - Throws: ``RefusingPortError`` when the port is taken.
+    init(holding port: Int) throws {
+        (descriptor, self.port) = try Self.boundSocket(port: port, reusingAddress: true)
+    }
+
+    private static func boundSocket(port wanted: Int, reusingAddress: Bool) throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw RefusingPortError() }
-        var address = Self.loopback(port: 0)
+        if reusingAddress {
+            var on: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = Self.loopback(port: wanted)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -25,8 +42,7 @@ final class RefusingPort: Sendable {
             close(descriptor)
             throw RefusingPortError()
         }
-        self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// The IPv4 address 127.0.0.1:`port`, for `bind` and `connect`.

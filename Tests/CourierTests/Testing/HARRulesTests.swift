@@ -41,6 +41,27 @@ import Testing
         #expect(cookie.name == "sid" && cookie.value == "REDACTED" && cookie.httpOnly == true && cookie.path == "/")
     }
 
+    @Test("Proxy-Authorization is redacted with no redactedHeaders given, as Authorization is")
+    func proxyAuthorizationByDefault() async throws {
+        let stubs = StubTransport()
+        stubs.stub(.get("/through-proxy"), with: .text("ok"))
+        let recorder = RecordingTransport(wrapping: stubs)
+        let manager = manager(recorder)
+        let credentials = "Basic cHJveHktdXNlcjpwcm94eS1zZWNyZXQ="
+        _ = try await manager.send(
+            "GET", "through-proxy", headers: ["Proxy-Authorization": credentials, "X-Other": "kept"],
+            serializer: HTTPResponseSerializer())
+        manager.invalidate(cancelingTasks: true)
+        // The field reached the transport, so the redaction below is the recorder's doing, not the session's.
+        #expect(stubs.requests.first?.headers["Proxy-Authorization"] == credentials)
+        let entry = try #require(recorder.archive.log.entries.first)
+        #expect(
+            entry.request.headers.filter { $0.name.lowercased() == "proxy-authorization" }.map(\.value) == ["REDACTED"])
+        #expect(entry.request.headers.contains { $0.name == "X-Other" && $0.value == "kept" })
+        let encoded = String(decoding: try JSONEncoder().encode(recorder.archive), as: UTF8.self)
+        #expect(!encoded.contains("cHJveHktdXNlcjpwcm94eS1zZWNyZXQ="), "the credentials are in the archive")
+    }
+
     @Test("A body past maximumBodySize is kept cut, with a comment; the session still gets all of it")
     func bodyLimit() async throws {
         let stubs = StubTransport()

@@ -232,4 +232,157 @@ struct StubTransportTests {
         await #expect(throws: (any Error).self) { _ = try await socket.receive() }
         manager.invalidate(cancelingTasks: true)
     }
+
+    @Test("json(encoding:) answers with the value encoded by the given encoder, its status and application/json")
+    func jsonEncodingResponse() async throws {
+        struct Account: Codable, Sendable { var accountNumber: Int, displayName: String }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let stubs = StubTransport()
+        try stubs.stub(
+            .post("/v1/accounts"),
+            with: .json(
+                encoding: Account(accountNumber: 7, displayName: "Ada"), status: 201, headers: ["X-Request-Id": "r1"],
+                encoder: encoder))
+        let manager = manager(stubs)
+        let response = try await manager.send("POST", "accounts", serializer: HTTPResponseSerializer())
+        #expect(response.statusCode == 201)
+        #expect(response.response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(response.response.value(forHTTPHeaderField: "X-Request-Id") == "r1")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let account = try decoder.decode(Account.self, from: response.value ?? Data())
+        #expect(account.accountNumber == 7 && account.displayName == "Ada")
+        #expect(text(response).contains("\"display_name\""), "the encoder given was used: \(text(response))")
+        manager.invalidate(cancelingTasks: true)
+    }
+
+    @Test("Body matchers: exact bytes, UTF-8 text, and JSON equal to an Encodable value (keys in any order)")
+    func bodyMatchers() async throws {
+        struct Rename: Encodable { var name: String, notify: Bool }
+        let stubs = StubTransport()
+        stubs.stub(.put("/v1/blob").body(Data([0x00, 0xFF, 0x10])), with: .text("bytes"))
+        stubs.stub(.post("/v1/notes").body(text: "héllo"), with: .text("text"))
+        try stubs.stub(.patch("/v1/users/1").body(json: Rename(name: "Ada", notify: true)), with: .text("json"))
+        let manager = manager(stubs)
+        func send(_ method: String, _ path: String, _ body: Data) async throws -> String {
+            var request = URLRequest(url: Self.base.appendingPathComponent(path))
+            request.httpMethod = method
+            request.httpBody = body
+            return text(try await manager.send(request, serializer: HTTPResponseSerializer()))
+        }
+        #expect(try await send("PUT", "blob", Data([0x00, 0xFF, 0x10])) == "bytes")
+        #expect(try await send("POST", "notes", Data("héllo".utf8)) == "text")
+        #expect(try await send("PATCH", "users/1", Data(#"{"notify":true,"name":"Ada"}"#.utf8)) == "json")
+        // One byte more, other text, another JSON value: each rule says it was the body that differed.
+        for (method, path, body) in [
+            ("PUT", "blob", Data([0x00, 0xFF, 0x10, 0x00])), ("POST", "notes", Data("hello".utf8)),
+            ("PATCH", "users/1", Data(#"{"notify":false,"name":"Ada"}"#.utf8)),
+        ] {
+            let error = await thrownCourierError { _ = try await send(method, path, body) }
+            let words = String(describing: error?.underlyingError ?? StubError(""))
+            #expect(words.contains("(differs in body)"), "\(words)")
+        }
+        manager.invalidate(cancelingTasks: true)
+    }
+
+    @Test("The session's redirect hook decides over a stub: refusing delivers the 3xx, changing sends elsewhere")
+    func redirectHook() async throws {
+        let stubs = StubTransport()
+        stubs.stub(.get("/v1/old"), with: .redirect(to: "/v1/new", status: 301))
+        stubs.stub(.get("/v1/new"), with: .text("the target"))
+        stubs.stub(.get("/v1/mirror"), with: .text("the mirror"))
+        let manager = manager(stubs)
+        let anyStatus = HTTPResponseSerializer(acceptableStatusCodes: nil)
+        manager.hooks.willPerformRedirection = { _, _, _ in nil }
+        let refused = try await manager.send("GET", "old", serializer: anyStatus)
+        #expect(refused.statusCode == 301)
+        #expect(refused.response.value(forHTTPHeaderField: "Location") == "/v1/new")
+        #expect(stubs.requests.map(\.url.path) == ["/v1/old"], "the target was never asked")
+
+        stubs.reset()
+        stubs.stub(.get("/v1/old"), with: .redirect(to: "/v1/new", status: 301))
+        stubs.stub(.get("/v1/new"), with: .text("the target"))
+        stubs.stub(.get("/v1/mirror").header("X-Redirected", "yes"), with: .text("the mirror"))
+        manager.hooks.willPerformRedirection = { _, response, next in
+            var changed = next
+            changed.url = URL(string: "/v1/mirror", relativeTo: response.url)?.absoluteURL
+            changed.setValue("yes", forHTTPHeaderField: "X-Redirected")
+            return changed
+        }
+        let changed = try await manager.send("GET", "old", serializer: anyStatus)
+        #expect(text(changed) == "the mirror")
+        #expect(stubs.requests.map(\.url.path) == ["/v1/old", "/v1/mirror"])
+        #expect(stubs.requests.last?.headers["X-Redirected"] == "yes")
+        manager.invalidate(cancelingTasks: true)
+    }
+
+    @Test("A request adapter's header reaches the stub: the rule can match on it, the recorded request shows it")
+    func adapterHeader() async throws {
+        struct Signer: RequestAdapter {
+            func adapt(_ request: URLRequest, for task: SessionTask) async throws -> URLRequest {
+                var signed = request
+                signed.setValue("sig-\(request.url?.path ?? "")", forHTTPHeaderField: "X-Signature")
+                return signed
+            }
+        }
+        let stubs = StubTransport()
+        stubs.stub(.get("/v1/old"), with: .redirect(to: "/v1/new"))
+        stubs.stub(.get("/v1/new").header("X-Signature", "sig-/v1/new"), with: .text("signed"))
+        let manager = manager(stubs) { $0.interceptor = Interceptor(adapters: [Signer()]) }
+        #expect(text(try await manager.send("GET", "old", serializer: HTTPResponseSerializer())) == "signed")
+        // The adapter ran again for the redirect's request, as it does before each one sent.
+        #expect(stubs.requests.map { $0.headers["X-Signature"] } == ["sig-/v1/old", "sig-/v1/new"])
+        manager.invalidate(cancelingTasks: true)
+    }
+
+    @Test("A plain upload from Data and from a file: the stub gets the bytes, and upload progress reaches the total")
+    func plainUploads() async throws {
+        let payload = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stub-upload-\(UUID()).bin")
+        try payload.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let stubs = StubTransport()
+        stubs.stub(.put("/v1/blob")) { request in .text("\(request.body.count)") }
+        let manager = manager(stubs)
+        var request = URLRequest(url: Self.base.appendingPathComponent("blob"))
+        request.httpMethod = "PUT"
+        request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+        for (label, body) in [("data", HTTPRequestBody.data(payload)), ("file", try HTTPRequestBody.file(file))] {
+            let progress = Locked([TaskProgress]())
+            let response = try await manager.upload(
+                request, body: body, progress: { value in progress.withLock { $0.append(value) } },
+                serializer: HTTPResponseSerializer())
+            #expect(text(response) == "70000", "\(label)")
+            let seen = try #require(stubs.requests.last)
+            #expect(seen.method == "PUT" && seen.body == payload, "\(label)")
+            #expect(seen.headers["Content-Type"] == "application/octet-stream", "\(label)")
+            let last = try #require(progress.value.last, "\(label): no upload progress")
+            #expect(last.completed == 70_000 && last.total == 70_000, "\(label): \(progress.value)")
+            #expect(last.fractionCompleted == 1.0, "\(label)")
+        }
+        manager.invalidate(cancelingTasks: true)
+    }
+
+    @Test("An unmatched WebSocket request fails naming the closest WebSocket rules and how they differ")
+    func unmatchedWebSocket() async throws {
+        let stubs = StubTransport()
+        stubs.stubWebSocket(.url("/v1/chat").header("X-Room", "blue"), script: .echo)
+        stubs.stubWebSocket(.url("wss://other.example.test/feed"), script: .echo)
+        // An HTTP rule for the same URL answers no WebSocket.
+        stubs.stub(.get("/v1/chat"), with: .text("not a socket"))
+        let manager = manager(stubs)
+        var request = URLRequest(url: URL(string: "wss://api.example.test/v1/chat")!)
+        request.setValue("red", forHTTPHeaderField: "X-Room")
+        let socket = manager.webSocketTask(with: request)
+        let error = await thrownCourierError { _ = try await socket.receive() }
+        #expect(error?.errorCode == -1)
+        let words = String(describing: error?.underlyingError ?? StubError(""))
+        #expect(words.contains("no stubbed WebSocket rule matches"), "\(words)")
+        #expect(words.contains("wss://api.example.test/v1/chat"), "\(words)")
+        #expect(words.contains("path /v1/chat [X-Room: blue] (differs in headers)"), "\(words)")
+        #expect(words.contains("wss://other.example.test/feed (differs in URL)"), "\(words)")
+        #expect(stubs.requests.last?.url.path == "/v1/chat", "an unmatched WebSocket request is recorded too")
+        manager.invalidate(cancelingTasks: true)
+    }
 }
