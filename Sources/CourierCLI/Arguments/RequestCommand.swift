@@ -50,13 +50,17 @@ struct RequestCommand: AsyncParsableCommand {
     var pretty: String = PrettyMode.auto.rawValue
     @Flag(help: "Print the request as it would be sent, and do not send it.")
     var offline = false
-    @Flag(help: "After the body, print the elapsed time and the connect, first-byte and total times (HTTPie's).")
+    @Flag(
+        help: ArgumentHelp(
+            "After the body, print the elapsed time and the connect, TLS handshake, first-byte and total times "
+                + "(HTTPie's)."))
     var meta = false
     @Option(
         name: [.customShort("w"), .customLong("write-out")],
         help: ArgumentHelp(
-            "After the transfer, print FORMAT with %{http_code}, %{time_total}, %{time_connect}, "
-                + "%{time_starttransfer}, %{size_download} and %{remote_ip} filled in (curl's).", valueName: "FORMAT"))
+            "After the transfer, print FORMAT with %{http_code}, %{time_total}, %{time_connect} (TCP), "
+                + "%{time_appconnect} (TLS done), %{time_starttransfer}, %{size_download} and %{remote_ip} filled in "
+                + "(curl's).", valueName: "FORMAT"))
     var writeOut: String?
 
     @Flag(name: [.short, .long], help: "Save the body to a file named from Content-Disposition or the URL.")
