@@ -120,7 +120,11 @@ struct RequestCommand: AsyncParsableCommand {
     var follow = false
     @Flag(help: "Follow a redirect from https to plain http (refused by default: it would leave TLS).")
     var allowInsecureRedirects = false
-    @Option(name: [.short, .long], help: "Credentials, user:password (with --auth-type bearer: the token).")
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp(
+            "Credentials, USER:PASSWORD (with --auth-type bearer: the token); -a USER alone asks for the password "
+                + "on the terminal."))
     var auth: String?
     @Option(
         name: [.customShort("A"), .long],
@@ -228,7 +232,8 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, curl: curl, rawBody: rawBody,
+            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, curl: curl,
+            rawBody: rawBody,
             unixSocket: try unixSocket.map(UnixSocket.init),
             netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }
