@@ -50,13 +50,17 @@ struct RequestCommand: AsyncParsableCommand {
     var pretty: String = PrettyMode.auto.rawValue
     @Flag(help: "Print the request as it would be sent, and do not send it.")
     var offline = false
-    @Flag(help: "After the body, print the elapsed time and the connect, first-byte and total times (HTTPie's).")
+    @Flag(
+        help: ArgumentHelp(
+            "After the body, print the elapsed time and the connect, TLS handshake, first-byte and total times "
+                + "(HTTPie's)."))
     var meta = false
     @Option(
         name: [.customShort("w"), .customLong("write-out")],
         help: ArgumentHelp(
-            "After the transfer, print FORMAT with %{http_code}, %{time_total}, %{time_connect}, "
-                + "%{time_starttransfer}, %{size_download} and %{remote_ip} filled in (curl's).", valueName: "FORMAT"))
+            "After the transfer, print FORMAT with %{http_code}, %{time_total}, %{time_connect} (TCP), "
+                + "%{time_appconnect} (TLS done), %{time_starttransfer}, %{size_download} and %{remote_ip} filled in "
+                + "(curl's).", valueName: "FORMAT"))
     var writeOut: String?
 
     @Flag(name: [.short, .long], help: "Save the body to a file named from Content-Disposition or the URL.")
@@ -116,7 +120,11 @@ struct RequestCommand: AsyncParsableCommand {
     var follow = false
     @Flag(help: "Follow a redirect from https to plain http (refused by default: it would leave TLS).")
     var allowInsecureRedirects = false
-    @Option(name: [.short, .long], help: "Credentials, user:password (with --auth-type bearer: the token).")
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp(
+            "Credentials, USER:PASSWORD (with --auth-type bearer: the token); -a USER alone asks for the password "
+                + "on the terminal."))
     var auth: String?
     @Option(
         name: [.customShort("A"), .long],
@@ -224,7 +232,8 @@ struct RequestCommand: AsyncParsableCommand {
             allowsInsecureRedirects: allowInsecureRedirects, retries: retry, showsMetrics: verbose && !offline,
             httpVersion: httpVersion == .http1 ? .http1Only : .automatic, session: try sessionChoice(),
             proxy: try proxyFlag.settings(), cookie: cookie, cookieJar: cookieJar, connectTimeout: connectTimeout,
-            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, curl: curl, rawBody: rawBody,
+            resolve: resolveRules, connectTo: connectToRules, record: record, replay: replay, curl: curl,
+            rawBody: rawBody,
             unixSocket: try unixSocket.map(UnixSocket.init),
             netrcAuth: netrc, meta: meta, writeOut: writeOut)
     }

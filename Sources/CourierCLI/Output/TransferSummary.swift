@@ -13,7 +13,8 @@ import Foundation
 final class TransferSummary: EventMonitor {
     /// The variables `-w` knows, as curl names them.
     static let variables = [
-        "http_code", "time_total", "time_connect", "time_starttransfer", "size_download", "remote_ip",
+        "http_code", "time_total", "time_connect", "time_appconnect", "time_starttransfer", "size_download",
+        "remote_ip",
     ]
 
     private let completed = LockedValue<(metrics: TaskMetrics, status: Int?)?>(nil)
@@ -64,7 +65,8 @@ final class TransferSummary: EventMonitor {
                 switch name {
                 case "http_code": text += String(format: "%03d", status ?? 0)
                 case "time_total": text += String(format: "%.6f", metrics.taskInterval.duration)
-                case "time_connect": text += seconds(last?.connectEndDate)
+                case "time_connect": text += seconds(last.flatMap(Self.tcpConnected))
+                case "time_appconnect": text += seconds(last.flatMap(Self.tlsDone))
                 case "time_starttransfer": text += seconds(last?.responseStartDate)
                 case "size_download": text += String(metrics.countOfBytesReceived)
                 case "remote_ip": text += last?.remoteAddress ?? ""
@@ -80,22 +82,44 @@ final class TransferSummary: EventMonitor {
     /// `--meta`'s lines: the elapsed time, then the last exchange's phases.
     static func meta(_ metrics: TaskMetrics) -> String {
         let start = metrics.taskInterval.start
-        func seconds(_ interval: TimeInterval) -> String { String(format: "%.3fs", max(0, interval)) }
+        func seconds(_ date: Date) -> String { String(format: "%.3fs", max(0, date.timeIntervalSince(start))) }
         let text = "\nElapsed time: \(String(format: "%.6f", metrics.taskInterval.duration))s\n"
         guard let last = metrics.transactionMetrics.last else { return text }
         var phases: [String] = []
-        if let ready = last.connectEndDate {
-            var connection = ["new connection"]
-            if let tls = last.negotiatedTLSProtocolVersion { connection.append(tls) }
-            phases.append(
-                "connected (\(connection.joined(separator: ", "))): \(seconds(ready.timeIntervalSince(start)))")
+        if last.connectEndDate != nil {
+            if let connected = tcpConnected(last) {
+                phases.append("connected (new connection): \(seconds(connected))")
+            } else {
+                phases.append("new connection")
+            }
+            if let done = tlsDone(last) {
+                let version = last.negotiatedTLSProtocolVersion.map { " (\($0))" } ?? ""
+                phases.append("TLS handshake done\(version): \(seconds(done))")
+            }
         } else if last.resourceFetchType == .networkLoad {
             phases.append("reused connection")
         }
         if let first = last.responseStartDate {
-            phases.append("first byte: \(seconds(first.timeIntervalSince(start)))")
+            phases.append("first byte: \(seconds(first))")
         }
-        phases.append("total: \(seconds(metrics.taskInterval.duration))")
+        phases.append("total: \(String(format: "%.3fs", max(0, metrics.taskInterval.duration)))")
         return text + phases.joined(separator: " · ") + "\n"
+    }
+
+    /// When TCP was connected, as curl's `time_connect` counts it: before the TLS handshake, which is
+    /// `time_appconnect`'s. `nil` for a reused connection, and over TLS when the transport did not see the handshake
+    /// begin (AsyncHTTPClient's connections, which carry streamed responses, tell only when they were ready): the
+    /// moment the connection was ready would count the handshake in, which is what curl's variable leaves out.
+    static func tcpConnected(_ transaction: TransactionMetrics) -> Date? {
+        guard tlsDone(transaction) != nil else { return transaction.connectEndDate }
+        return transaction.secureConnectionStartDate
+    }
+
+    /// When the TLS handshake was done (curl's `time_appconnect`); `nil` without TLS or on a reused connection.
+    static func tlsDone(_ transaction: TransactionMetrics) -> Date? {
+        guard transaction.negotiatedTLSProtocolVersion != nil || transaction.secureConnectionEndDate != nil else {
+            return nil
+        }
+        return transaction.secureConnectionEndDate ?? transaction.connectEndDate
     }
 }

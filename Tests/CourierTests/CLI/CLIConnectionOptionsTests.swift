@@ -98,4 +98,17 @@ struct CLIConnectionOptionsTests {
         #expect(result.stdout.contains("connected"))
         try await server.stop()
     }
+
+    @Test func connectTimeoutGivesUpOnAHostThatNeverAnswers() async throws {
+        let silent = try await OffPool.run { try SilentPort() }
+        let started = ContinuousClock.now
+        let result = try await CourierProcess.run(["--connect-timeout", "1", silent.baseURL.absoluteString], limit: 30)
+        let took = ContinuousClock.now - started
+        withExtendedLifetime(silent) {}
+        #expect(result.status != 0)
+        #expect(!result.killedBySignal)
+        // Well before the default 10 s, which would also end it.
+        #expect(took < .seconds(6), "took \(took)")
+        #expect(result.stderr.contains("timed out"), "stderr: \(result.stderr)")
+    }
 }

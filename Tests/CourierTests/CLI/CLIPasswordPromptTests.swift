@@ -23,6 +23,26 @@ struct CLIPasswordPromptTests {
         #expect(given.credential == Credential(user: "bob", password: ""))
     }
 
+    @Test func theCommandWithoutAControllingTerminalFailsAndSendsNothing() async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
+        // In a new session the process has no controlling terminal, so /dev/tty cannot be opened, even when the
+        // tests run from one; --wait hands back courier's exit status.
+        let result = try await CourierProcess.run(
+            ["-a", "alice", server.url("private").absoluteString], launcher: ["/usr/bin/setsid", "--wait"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--auth USER:PASSWORD"), "stderr: \(result.stderr)")
+        #expect(server.received.isEmpty)
+        try await server.stop()
+    }
+
+    @Test func theHelpSaysAUserAloneIsAskedForAPassword() async throws {
+        let result = try await CourierProcess.run(["request", "--help"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        // The help is wrapped to the width: compare the words, not the lines.
+        let words = result.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("-a USER alone asks for the password on the terminal"), "help: \(result.stdout)")
+    }
+
     @Test(arguments: ["/nonexistent/tty", "/dev/null"])
     func withoutATerminalTheCommandSaysHowToGiveThePassword(terminal: String) {
         let error = #expect(throws: CommandFailure.self) { try PasswordPrompt.ask("password: ", terminal: terminal) }

@@ -103,6 +103,39 @@ struct CLIRawBodyTests {
         try await server.stop()
     }
 
+    @Test(arguments: ["--raw", "@FILE"])
+    func standardInputBesideAnotherWholeBodyIsRefusedAndNothingIsSent(other: String) async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
+        let file = try Self.file(Data("from the file".utf8), named: "body.txt")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = server.url("in").absoluteString
+        let arguments = other == "--raw" ? ["--raw", "from the flag", url] : [url, "@" + file.path]
+        let result = try await CourierProcess.run(arguments, stdin: try Self.pipe(Data("piped".utf8)))
+        #expect(result.status != 0)
+        #expect(
+            result.stderr.contains("standard input has data, and the request already has \(other)"),
+            "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("--ignore-stdin"), "stderr: \(result.stderr)")
+        #expect(server.received.isEmpty)
+        try await server.stop()
+    }
+
+    @Test func jsonSetsTheTypeOfAWholeBodyAndAHeaderItemStillWins() async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
+        // A .txt extension would otherwise give text/plain: --json says what the bytes are.
+        let file = try Self.file(Data(#"{"a":1}"#.utf8), named: "body.txt")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let url = server.url("in").absoluteString
+        let raw = try await CourierProcess.run(["--json", "--raw", #"{"a":1}"#, url])
+        let atFile = try await CourierProcess.run(["--json", url, "@" + file.path])
+        let header = try await CourierProcess.run(["--json", "--raw", "a,b", url, "Content-Type:text/csv"])
+        for result in [raw, atFile, header] { #expect(result.status == 0, "stderr: \(result.stderr)") }
+        let types = server.received.map { $0.headers["content-type"] }
+        #expect(types == ["application/json", "application/json", "text/csv"])
+        #expect(server.received.allSatisfy { $0.bodyCount > 0 })
+        try await server.stop()
+    }
+
     @Test func ignoreStdinSendsTheDataFieldsInstead() async throws {
         let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
         let result = try await CourierProcess.run(

@@ -85,11 +85,39 @@ private struct StoredSessionShape: Decodable {
         for option in ["proxy", "session-read-only", "http1", "pin-public-key"] {
             #expect(result.stdout.contains(option), "\(shell): \(option)")
         }
+        let subcommandOptions = [
+            "request": [
+                "raw", "ignore-stdin", "auth-type", "ignore-netrc", "unix-socket", "resolve", "connect-to",
+                "connect-timeout", "meta", "write-out", "cert-key-pass", "tls-min", "tls-max",
+            ],
+            "ws": ["wait", "no-close"],
+        ]
+        for (subcommand, options) in subcommandOptions {
+            let part = Self.part(of: result.stdout, for: subcommand, shell: shell)
+            #expect(!part.isEmpty, "\(shell): no part for \(subcommand)")
+            for option in options {
+                // Each option is looked for where the subcommand's own are, as the shell names it.
+                let written = shell == "fish" ? "-l '\(option)'" : "--\(option)"
+                #expect(part.contains(written), "\(shell) \(subcommand): \(written)")
+            }
+        }
         if shell == "bash" {
             let script = FileManager.default.temporaryDirectory.appendingPathComponent("courier-\(UUID()).bash")
             defer { try? FileManager.default.removeItem(at: script) }
             try Data(result.stdout.utf8).write(to: script)
             #expect(try await ChildProcess.run("/bin/bash", ["-n", script.path]).status == 0)
         }
+    }
+
+    /// The part of a completion script that completes `subcommand`: its function in bash and zsh, its `complete`
+    /// lines in fish.
+    private static func part(of script: String, for subcommand: String, shell: String) -> String {
+        if shell == "fish" {
+            return script.split(separator: "\n").filter { $0.contains("\"courier \(subcommand)\"") }
+                .joined(separator: "\n")
+        }
+        guard let start = script.range(of: "_courier_\(subcommand)() {") else { return "" }
+        let rest = script[start.upperBound...]
+        return String(rest[..<(rest.range(of: "\n}\n")?.lowerBound ?? rest.endIndex)])
     }
 }

@@ -1,3 +1,5 @@
+import Courier
+import CourierFixtures
 import Foundation
 import Testing
 
@@ -30,6 +32,91 @@ struct CLIWriteOutTests {
         #expect(fields[6] == "%")
     }
 
+    @Test func appconnectIsZeroWithoutTLS() async throws {
+        let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
+        let result = try await CourierProcess.run([
+            "--print", "", "-w", "%{time_connect} %{time_appconnect}", server.url("w").absoluteString,
+        ])
+        try await server.stop()
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let fields = result.stdout.split(separator: " ").map(String.init)
+        #expect(fields.count == 2 && fields[1] == "0.000000", "stdout: \(result.stdout)")
+        #expect((Double(fields.first ?? "") ?? 0) > 0, "stdout: \(result.stdout)")
+    }
+
+    @Test func overTLSConnectIsTheTCPPartAndAppconnectTheHandshake() async throws {
+        let chain = try await OffPool.run { try CertificateChain.make(name: "CLI write-out") }
+        let server = try await NginxTLS.start(chainPEM: chain.fullChainPEM, keyPEM: chain.leaf.privateKeyPEM)
+        defer { server.stopInBackground() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("courier-write-out-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = try chain.write(to: folder)
+        let trust = ["--cacert", files.root.path]
+        let written = try await CourierProcess.run(
+            trust + [
+                "--print", "", "-w", "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}",
+                server.baseURL.absoluteString,
+            ])
+        #expect(written.status == 0, "stderr: \(written.stderr)")
+        let times = written.stdout.split(separator: " ").compactMap { Double($0) }
+        #expect(times.count == 4, "stdout: \(written.stdout)")
+        if times.count == 4 {
+            // time_connect is 0 here: the command's streamed response goes over AsyncHTTPClient's connections, which
+            // do not show the TCP step apart from the handshake (see connectIsTheTCPPartWhenTheTransportSawIt).
+            #expect(times[1] > 0, "TLS was used: \(times)")
+            #expect(
+                times[0] <= times[1] && times[1] <= times[2] && times[2] <= times[3],
+                "connect ≤ appconnect ≤ starttransfer ≤ total: \(times)")
+        }
+
+        let meta = try await CourierProcess.run(trust + ["--print", "b", "--meta", server.baseURL.absoluteString])
+        #expect(meta.status == 0, "stderr: \(meta.stderr)")
+        #expect(meta.stdout.contains("new connection"), "stdout: \(meta.stdout)")
+        #expect(meta.stdout.contains("TLS handshake done (TLSv1."), "stdout: \(meta.stdout)")
+        #expect(meta.stdout.contains("first byte: "), "stdout: \(meta.stdout)")
+    }
+
+    @Test func connectIsTheTCPPartWhenTheTransportSawIt() throws {
+        let start = Date(timeIntervalSince1970: 1_000)
+        var exchange = TransactionMetrics(method: "GET", url: try #require(URL(string: "https://example.test/")))
+        exchange.connectStartDate = start
+        exchange.secureConnectionStartDate = start + 0.010
+        exchange.secureConnectionEndDate = start + 0.030
+        exchange.connectEndDate = start + 0.030
+        exchange.negotiatedTLSProtocolVersion = "TLSv1.3"
+        exchange.responseStartDate = start + 0.040
+        func metrics(_ exchange: TransactionMetrics) -> TaskMetrics {
+            TaskMetrics(
+                taskInterval: DateInterval(start: start, duration: 0.050), redirectCount: 0, exchangeCount: 1,
+                countOfBytesSent: 0, countOfBytesReceived: 2, transactionMetrics: [exchange])
+        }
+        let format = "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}"
+        #expect(
+            TransferSummary.writeOut(format, metrics: metrics(exchange), status: 200).text
+                == "0.010000 0.030000 0.040000 0.050000")
+        let meta = TransferSummary.meta(metrics(exchange))
+        #expect(meta.contains("connected (new connection): 0.010s · TLS handshake done (TLSv1.3): 0.030s"), "\(meta)")
+
+        // A connection that tells only when it was ready: the handshake is not counted as the TCP part.
+        var readyOnly = exchange
+        readyOnly.connectStartDate = nil
+        readyOnly.secureConnectionStartDate = nil
+        #expect(
+            TransferSummary.writeOut(format, metrics: metrics(readyOnly), status: 200).text
+                == "0.000000 0.030000 0.040000 0.050000")
+        #expect(TransferSummary.meta(metrics(readyOnly)).contains("new connection · TLS handshake done (TLSv1.3)"))
+
+        // Plain http: the connection ready is the TCP part, and appconnect is 0, as curl has it.
+        var plain = exchange
+        plain.secureConnectionStartDate = nil
+        plain.secureConnectionEndDate = nil
+        plain.negotiatedTLSProtocolVersion = nil
+        #expect(
+            TransferSummary.writeOut(format, metrics: metrics(plain), status: 200).text
+                == "0.030000 0.000000 0.040000 0.050000")
+        #expect(!TransferSummary.meta(metrics(plain)).contains("TLS"))
+    }
+
     @Test func anUnknownVariableIsEmptyWithAWarning() async throws {
         let server = try await ScriptedServer.start([.init(status: 200, body: "ok")])
         let result = try await CourierProcess.run([
@@ -49,6 +136,7 @@ struct CLIWriteOutTests {
         #expect(result.stdout.hasPrefix("body"))
         #expect(result.stdout.contains("Elapsed time: "), "stdout: \(result.stdout)")
         #expect(result.stdout.contains("connected (new connection): "))
+        #expect(!result.stdout.contains("TLS handshake"), "stdout: \(result.stdout)")
         #expect(result.stdout.contains("first byte: "))
         #expect(result.stdout.contains("total: "))
     }

@@ -61,13 +61,21 @@ struct CourierProcess {
     ///   - stdout: where standard output goes instead of a pipe the test reads (a closed pipe, `/dev/full`).
     ///   - stdin: what the process reads as standard input (default: nothing).
     ///   - watchMemory: read the process's peak resident set size (`VmHWM`) while it runs.
+    ///   - launcher: a program and its arguments that run `courier` (e.g. `setsid --wait`, for no controlling
+    ///     terminal); its exit status is the one reported.
     static func run(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limit: TimeInterval = 60,
-        stdout: FileHandle? = nil, stdin: FileHandle? = nil, watchMemory: Bool = false
+        stdout: FileHandle? = nil, stdin: FileHandle? = nil, watchMemory: Bool = false, launcher: [String] = []
     ) async throws -> Result {
         let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
+        let courier = try executable()
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [courier.path] + arguments
+        } else {
+            process.executableURL = courier
+            process.arguments = arguments
+        }
         var merged = ProcessInfo.processInfo.environment
         merged["COURIER_FORCE_PROGRESS"] = nil
         merged.merge(environment) { _, new in new }
