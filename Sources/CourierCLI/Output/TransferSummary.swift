@@ -65,7 +65,9 @@ final class TransferSummary: EventMonitor {
                 switch name {
                 case "http_code": text += String(format: "%03d", status ?? 0)
                 case "time_total": text += String(format: "%.6f", metrics.taskInterval.duration)
-                case "time_connect": text += seconds(last.flatMap(Self.tcpConnected))
+                // A transport that did not show the TCP step apart gives its ready moment, handshake included: the
+                // nearest it knows, where 0 would read as no connection at all.
+                case "time_connect": text += seconds(last.flatMap { Self.tcpConnected($0) ?? Self.tlsDone($0) })
                 case "time_appconnect": text += seconds(last.flatMap(Self.tlsDone))
                 case "time_starttransfer": text += seconds(last?.responseStartDate)
                 case "size_download": text += String(metrics.countOfBytesReceived)
