@@ -344,8 +344,35 @@ extension CourierError: CustomNSError {
     /// its kind (``responseSerializationErrorDomain`` for validation and parsing, ``requestSerializationErrorDomain``
     /// for encoding, `NSURLErrorDomain` for the rest), for code that checks `error.domain` as it did with
     /// AFNetworking. `error as NSError` keeps ``errorDomain``: Swift bridges every case of a type to one domain.
+    ///
+    /// A body that Foundation's parser refused (``FoundationJSONResponseSerializer``,
+    /// ``FoundationPropertyListResponseSerializer``, ``PropertyListResponseSerializer``) is reported as AFNetworking's
+    /// serializers report it: the parser's own error (`NSCocoaErrorDomain` 3840), and when the status was unacceptable
+    /// too, that status error under its `NSUnderlyingErrorKey` (AFNetworking's `AFErrorWithUnderlyingError`).
     public var afNetworkingError: NSError {
-        NSError(domain: afNetworkingDomain, code: errorCode, userInfo: errorUserInfo)
+        switch self {
+        case .responseSerializationFailed(_, _, let underlying?) where Self.isFoundationParserError(underlying):
+            return underlying as NSError
+        case .unacceptableStatusCode(let code, let context, let underlying as CourierError):
+            guard case .responseSerializationFailed(_, _, let parserError?) = underlying,
+                Self.isFoundationParserError(parserError)
+            else { break }
+            let parsing = parserError as NSError
+            var info = parsing.userInfo
+            if info[NSUnderlyingErrorKey] == nil {
+                info[NSUnderlyingErrorKey] =
+                    CourierError.unacceptableStatusCode(code, context: context, underlyingError: nil).afNetworkingError
+            }
+            return NSError(domain: parsing.domain, code: parsing.code, userInfo: info)
+        default:
+            break
+        }
+        return NSError(domain: afNetworkingDomain, code: errorCode, userInfo: errorUserInfo)
+    }
+
+    /// Whether `error` is `JSONSerialization`'s or `PropertyListSerialization`'s refusal of a body.
+    private static func isFoundationParserError(_ error: any Error) -> Bool {
+        (error as NSError).domain == NSCocoaErrorDomain
     }
 
     private var afNetworkingDomain: String {

@@ -6,8 +6,8 @@ extension JSON {
     /// `(object as? JSON)?.foundationObject as? [String: Any]`. Integers keep their exact value; `true` and `false`
     /// are Foundation's booleans, never numbers.
     ///
-    /// The callback's object stays ``JSON``, not the Foundation form, because a completion's object is
-    /// `any Sendable` and `[String: Any]` is not.
+    /// ``JSONResponseSerializer``'s object stays ``JSON``; ``FoundationJSONResponseSerializer`` delivers the
+    /// Foundation form itself.
     public var foundationObject: Any {
         switch self {
         case .null: return NSNull()

@@ -330,3 +330,9 @@ func docSampleTaskHooks(manager: HTTPSessionManager, request: URLRequest) async 
     // end sample
     return response
 }
+
+func foundationJSONSample(_ manager: HTTPSessionManager) {
+    // sample: Sources/Courier/Serialization/Response/FoundationJSONResponseSerializer.swift
+    manager.responseSerializer = FoundationJSONResponseSerializer(readingOptions: .fragmentsAllowed)
+    // end sample
+}
