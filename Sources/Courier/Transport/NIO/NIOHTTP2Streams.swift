@@ -21,8 +21,8 @@ final class NIOHTTP2Streams: Sendable {
     /// The most bytes a stream's window lets the server send ahead of the reader, per stream.
     static let targetWindowSize = 8 * 1024 * 1024
 
-    /// Sets up `pipeline` (after the handlers already in it) to speak HTTP/2 as a client: NIOHTTP2's handler (server
-    /// push off, its default header-list limit), the watcher of the server's settings and `GOAWAY`, and the stream
+    /// Sets up `pipeline` (after the handlers already in it) to speak HTTP/2 as a client: a flush coalescer, NIOHTTP2's
+    /// handler (server push off, its default header-list limit), the watcher of the server's settings and `GOAWAY`, and the stream
     /// multiplexer. Call on the channel's loop.
     static func configure(
         _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel,
@@ -31,6 +31,8 @@ final class NIOHTTP2Streams: Sendable {
         let watcher = NIOHTTP2Watcher()
         let multiplexer = HTTP2StreamMultiplexer(
             mode: .client, channel: channel, targetWindowSize: targetWindowSize, inboundStreamInitializer: nil)
+        // Below NIOHTTP2's handler, so that the streams one tick opens leave in one socket write.
+        try pipeline.addHandler(NIOFlushCoalescer())
         try pipeline.addHandler(
             NIOHTTP2Handler(
                 mode: .client, initialSettings: nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]))
