@@ -10,6 +10,7 @@
 #   PROTOCOL=http1.1 bash Benchmarks/http2.sh     # https over HTTP/1.1: nginx without http2, every client HTTP/1.1
 #   TRUST=system bash Benchmarks/http2.sh         # the CA in the system trust store, both Swift clients on defaults
 #   CLIENTS=courier bash Benchmarks/http2.sh      # one Swift client alone (for perf), no curl rounds
+#   HANDSHAKES=50 bash Benchmarks/http2.sh        # new clients per round whose first request's cost is reported
 #
 # Installs nginx, curl and openssl with apt-get when missing. Makes a private CA and a leaf certificate for
 # 127.0.0.1 with openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free
@@ -25,6 +26,7 @@ ROUNDS="${ROUNDS:-5}"
 PROTOCOL="${PROTOCOL:-h2}"
 TRUST="${TRUST:-policy}"
 CLIENTS="${CLIENTS:-ahc,courier}"
+HANDSHAKES="${HANDSHAKES:-20}"
 [[ "$PROTOCOL" == h2 || "$PROTOCOL" == http1.1 ]] || { echo "PROTOCOL is h2 or http1.1" >&2; exit 1; }
 [[ "$TRUST" == policy || "$TRUST" == system ]] || { echo "TRUST is policy or system" >&2; exit 1; }
 if [[ "$PROTOCOL" == h2 ]]; then
@@ -142,13 +144,23 @@ PY
     echo " $((after - before - 1))"
 }
 
-declare -A results
+declare -A results handshakes
 swift_round() {
     local output line
     output="$("$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
         --requests "$REQUESTS" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL" --trust "$TRUST" \
-        --clients "$CLIENTS")"
+        --clients "$CLIENTS" --handshakes "$HANDSHAKES")"
     while read -r line; do
+        if [[ "$line" == handshake* ]]; then
+            local who ms cpu_ms
+            who="$(sed 's/.*client=\([^ ]*\).*/\1/' <<<"$line")"
+            ms="$(sed 's/.* ms=\([^ ]*\).*/\1/' <<<"$line")"
+            cpu_ms="$(sed 's/.*cpu_ms=\([^ ]*\).*/\1/' <<<"$line")"
+            handshakes[$who]+="$ms $cpu_ms;"
+            printf 'round %d/%d  %-8s a new client and connection: %s ms, CPU %s ms (mean of %d)\n' "$round" "$ROUNDS" \
+                "$who" "$ms" "$cpu_ms" "$HANDSHAKES"
+            continue
+        fi
         [[ "$line" == result* ]] || continue
         local client seconds cpu opened open
         client="$(sed 's/.*client=\([^ ]*\).*/\1/' <<<"$line")"
@@ -213,4 +225,18 @@ print(f"Courier ÷ raw AsyncHTTPClient: {rate['Courier/NIOTransport'] / rate['ra
 print(f"Courier ÷ curl:                {rate['Courier/NIOTransport'] / rate['curl --parallel']:.2f}x req/s"
       f" (median of round ratios {paired(courier, curl):.2f}x), CPU per request"
       f" {cpu['Courier/NIOTransport'] / cpu['curl --parallel']:.2f}x")
+PY
+
+# A new client's first request over a new connection (its TLS context, TCP, the handshake, ALPN, one GET), medians
+# of the rounds' means.
+[[ "$HANDSHAKES" -gt 0 ]] || exit 0
+python3 - "${handshakes[ahc]}" "${handshakes[courier]}" <<'PY'
+import statistics, sys
+def parse(text):
+    return [tuple(map(float, item.split())) for item in text.split(";") if item]
+ahc, courier = map(parse, sys.argv[1:3])
+ms = lambda runs, i: statistics.median(r[i] for r in runs)
+print(f"New connection: raw AsyncHTTPClient {ms(ahc, 0):.2f} ms (CPU {ms(ahc, 1):.2f} ms),"
+      f" Courier {ms(courier, 0):.2f} ms (CPU {ms(courier, 1):.2f} ms):"
+      f" Courier ÷ raw {ms(courier, 0) / ms(ahc, 0):.2f}x time, {ms(courier, 1) / ms(ahc, 1):.2f}x CPU")
 PY

@@ -11,7 +11,7 @@ import NIOSSL
 #endif
 
 /// `CourierBench http2 --url https://127.0.0.1:PORT/ --ca root.pem [--path 1k.json] [--requests 10000]
-/// [--concurrency 32] [--slices 5] [--status http://127.0.0.1:PORT2/status]`: one round of GETs over HTTP/2 with
+/// [--concurrency 32] [--slices 5] [--status http://127.0.0.1:PORT2/status] [--handshakes K]`: one round of GETs over HTTP/2 with
 /// TLS, raw AsyncHTTPClient against Courier on NIOTransport, each trusting the private CA in `--ca`. Run by
 /// `http2.sh`, which measures curl between these rounds and takes the medians.
 ///
@@ -27,7 +27,9 @@ import NIOSSL
 ///
 /// Prints, per client, a readable line and then one for `http2.sh`:
 /// `result client=ahc|courier version=HTTP/2 requests=… seconds=… cpu=… csw=… opened=… open=…` (`opened` and
-/// `open` are -1 without `--status`).
+/// `open` are -1 without `--status`). With `--handshakes K`, then
+/// `handshake client=… version=… count=K ms=… cpu_ms=…`: what a new client's first request over a new connection
+/// costs, TLS handshake included (see ``newConnections(_:labels:_:)``).
 enum HTTP2Bench {
     struct Options {
         var baseURL: URL?
@@ -37,6 +39,8 @@ enum HTTP2Bench {
         var requests = 10_000
         var concurrency = 32
         var slices = 5
+        /// `--handshakes K`: after the round, K new clients of each kind each make one request (0: none).
+        var handshakes = 0
         /// `h2` (every response must be HTTP/2) or `http1.1` (both clients HTTP/1.1 only).
         var httpProtocol = "h2"
         /// `policy`: each client is told to trust `--ca` (Courier through a `SecurityPolicy`, so through its trust
@@ -63,6 +67,7 @@ enum HTTP2Bench {
                 case "--requests", "-n": requests = try positive()
                 case "--concurrency", "-c": concurrency = try positive()
                 case "--slices": slices = try positive()
+                case "--handshakes": handshakes = try positive()
                 case "--protocol":
                     guard ["h2", "http1.1"].contains(value) else {
                         throw BenchError(description: "--protocol h2|http1.1")
@@ -95,10 +100,11 @@ enum HTTP2Bench {
         let http2 = options.httpProtocol == "h2"
         let ca = options.trust == "policy" ? caFile : nil
         let labels = options.clients
-        let clients: [any BenchClient] = try labels.map { label -> any BenchClient in
+        func makeClient(_ label: String) throws -> any BenchClient {
             if label == "ahc" { return RawAsyncHTTPClientHTTP2(url: payloadURL, caFile: ca, http2: http2) }
             return try CourierHTTP2Client(baseURL: baseURL, path: options.path, caFile: ca, http2: http2)
         }
+        let clients: [any BenchClient] = try labels.map(makeClient)
         let version = http2 ? "HTTP/2" : "HTTP/1.1"
         do {
             let round = try await measure(clients, status: status, options: options)
@@ -120,7 +126,37 @@ enum HTTP2Bench {
             await status?.shutdown()
             throw error
         }
+        if options.handshakes > 0 {
+            for (label, cost) in zip(labels, try await newConnections(options.handshakes, labels: labels, makeClient)) {
+                print(
+                    "handshake client=\(label) version=\(version) count=\(options.handshakes)"
+                        + " ms=\(format(cost.wall * 1000, 2)) cpu_ms=\(format(cost.cpu * 1000, 2))")
+            }
+        }
         await status?.shutdown()
+    }
+
+    /// What a new connection costs each kind of client: `count` times each, in turn, a new client (its TLS context
+    /// made from the CA file, as an application's first request makes it) sends one request over a new connection
+    /// (TCP, the TLS handshake, ALPN) and is shut down. Returns the mean wall and CPU seconds of one, per label.
+    static func newConnections(
+        _ count: Int, labels: [String], _ makeClient: (String) throws -> any BenchClient
+    ) async throws -> [(wall: Double, cpu: Double)] {
+        var totals = labels.map { _ in (wall: 0.0, cpu: 0.0) }
+        for _ in 0..<count {
+            for (index, label) in labels.enumerated() {
+                let before = ResourceUsage.now()
+                let start = ContinuousClock.now
+                let client = try makeClient(label)
+                _ = try await client.fetch()
+                let wall = ContinuousClock.now - start
+                let after = ResourceUsage.now()
+                await client.shutdown()
+                totals[index].wall += Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+                totals[index].cpu += after.cpuSeconds - before.cpuSeconds
+            }
+        }
+        return totals.map { (wall: $0.wall / Double(count), cpu: $0.cpu / Double(count)) }
     }
 
     /// What one round measured, per client in the order given.
