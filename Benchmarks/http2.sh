@@ -27,6 +27,8 @@ PROTOCOL="${PROTOCOL:-h2}"
 TRUST="${TRUST:-policy}"
 CLIENTS="${CLIENTS:-ahc,courier}"
 HANDSHAKES="${HANDSHAKES:-20}"
+HANDSHAKES_OPTION=()
+[[ "$HANDSHAKES" -gt 0 ]] && HANDSHAKES_OPTION=(--handshakes "$HANDSHAKES")
 [[ "$PROTOCOL" == h2 || "$PROTOCOL" == http1.1 ]] || { echo "PROTOCOL is h2 or http1.1" >&2; exit 1; }
 [[ "$TRUST" == policy || "$TRUST" == system ]] || { echo "TRUST is policy or system" >&2; exit 1; }
 if [[ "$PROTOCOL" == h2 ]]; then
@@ -149,7 +151,7 @@ swift_round() {
     local output line
     output="$("$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
         --requests "$REQUESTS" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL" --trust "$TRUST" \
-        --clients "$CLIENTS" --handshakes "$HANDSHAKES")"
+        --clients "$CLIENTS" ${HANDSHAKES_OPTION[@]+"${HANDSHAKES_OPTION[@]}"})"
     while read -r line; do
         if [[ "$line" == handshake* ]]; then
             local who ms cpu_ms

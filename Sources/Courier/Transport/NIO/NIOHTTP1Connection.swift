@@ -311,7 +311,9 @@ final class NIOHTTP1ExchangeHandler: ChannelInboundHandler {
                 reusableAfterRead = true
             } else {
                 exchange.finish(.success(response), sawHead: true)
-                context.close(promise: nil)
+                // An HTTP/2 stream (whose translated head never reads as keep-alive) closes by itself once both
+                // sides have ended: closing it here would reset it, an RST_STREAM and a socket write per request.
+                if streamFacts == nil { context.close(promise: nil) }
             }
         }
     }

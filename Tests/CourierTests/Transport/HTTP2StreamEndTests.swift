@@ -1,0 +1,123 @@
+import CourierFixtures
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Testing
+
+@testable import Courier
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A finished HTTP/2 exchange leaves its stream to close as the protocol closes it (both sides' END_STREAM), and
+/// does not reset it: a reset per request is a frame and a socket write each, and servers that guard against
+/// rapid resets (CVE-2023-44487) count them against the client.
+@Suite(.timeLimit(.minutes(1)))
+struct HTTP2StreamEndTests {
+    static let chain: CertificateChain = {
+        do { return try CertificateChain.make(name: "HTTP/2 stream end") } catch {
+            fatalError("certificates: \(error)")
+        }
+    }()
+
+    /// Counts the frames of each kind the server reads, between NIOHTTP2's handler and the multiplexer.
+    final class FrameCounter: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTP2Frame
+        typealias InboundOut = HTTP2Frame
+        let resets = Locked(0)
+        let headers = Locked(0)
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let payload = unwrapInboundIn(data).payload
+            switch payload {
+            case .rstStream: resets.withLock { $0 += 1 }
+            case .headers: headers.withLock { $0 += 1 }
+            default: break
+            }
+            context.fireChannelRead(data)
+        }
+    }
+
+    /// Answers every request `200` with a body of 1,024 bytes.
+    final class Responder: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .end = unwrapInboundIn(data) else { return }
+            var head = HTTPResponseHead(version: .http2, status: .ok)
+            head.headers.add(name: "content-length", value: "1024")
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "k"), count: 1024)))), promise: nil
+            )
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+
+    @Test("A finished exchange's stream is not reset: no RST_STREAM for 20 answered requests", arguments: [1, 20])
+    func finishedStreamsAreNotReset(concurrency: Int) async throws {
+        let counter = FrameCounter()
+        let chainPEM = Self.chain.fullChainPEM
+        let keyPEM = Self.chain.leaf.privateKeyPEM
+        let certificates = try NIOSSLCertificate.fromPEMBytes(Array(chainPEM.utf8)).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: certificates,
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
+        tls.applicationProtocols = ["h2"]
+        let context = try NIOSSLContext(configuration: tls)
+        let channel = try await ServerBootstrap(group: LoopbackServer.group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLServerHandler(context: context))
+                    try sync.addHandler(NIOHTTP2Handler(mode: .server))
+                    try sync.addHandler(counter)
+                    try sync.addHandler(
+                        HTTP2StreamMultiplexer(mode: .server, channel: channel) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                try stream.pipeline.syncOperations.addHandler(Responder())
+                            }
+                        })
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(channel.localAddress?.port)
+        defer { Task { try await channel.close() } }
+
+        let transport = NIOTransport()
+        let manager = HTTPSessionManager(configuration: .ephemeral, transport: transport)
+        var policy = SecurityPolicy.default
+        policy.additionalTrustedCertificates = [Self.chain.root.der]
+        try manager.setSecurityPolicy(policy)
+        let url = try #require(URL(string: "https://localhost:\(port)/x"))
+        var answered = 0
+        for _ in 0..<(20 / concurrency) {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask {
+                        let response = try await manager.send(
+                            URLRequest(url: url), serializer: StringResponseSerializer())
+                        #expect(response.httpVersion == "HTTP/2")
+                        return response.value
+                    }
+                }
+                for try await body in group where body.utf8.count == 1024 { answered += 1 }
+            }
+        }
+        #expect(answered == 20)
+        // Frames already sent are read before the connection goes.
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(counter.headers.value == 20)
+        #expect(counter.resets.value == 0, "the client reset streams it had finished")
+        manager.invalidate(cancelingTasks: true)
+        await transport.shutdown()
+    }
+}
