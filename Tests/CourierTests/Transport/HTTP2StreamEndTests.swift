@@ -51,11 +51,16 @@ struct HTTP2StreamEndTests {
             guard case .end = unwrapInboundIn(data) else { return }
             var head = HTTPResponseHead(version: .http2, status: .ok)
             head.headers.add(name: "content-length", value: "1024")
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.write(
-                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "k"), count: 1024)))), promise: nil
-            )
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            // As nginx sends it: the head on its own, then the body with END_STREAM, so that the client reads them
+            // apart.
+            context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(1)) {
+                let (responder, context) = bound.value
+                let body = ByteBuffer(repeating: UInt8(ascii: "k"), count: 1024)
+                context.write(responder.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                context.writeAndFlush(responder.wrapOutboundOut(.end(nil)), promise: nil)
+            }
         }
     }
 
