@@ -104,11 +104,13 @@ enum HTTPCaching {
     /// Whether `stored` was the answer to `request`'s URL (the fragment aside): the cache's key may be coarser.
     static func answers(_ stored: HTTPURLResponse, _ request: URLRequest) -> Bool {
         guard let asked = request.url, let answered = stored.url else { return false }
-        func withoutFragment(_ url: URL) -> String {
-            let text = url.absoluteString
-            return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
-        }
-        return withoutFragment(asked) == withoutFragment(answered)
+        return key(asked) == key(answered)
+    }
+
+    /// What a stored response is kept under: the URL without its fragment, which never reaches the server.
+    static func key(_ url: URL) -> String {
+        let text = url.absoluteString
+        return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
     }
 
     /// Whether a stored response can be used without asking the server: its age is below its freshness lifetime

@@ -60,10 +60,9 @@
             super.init(memoryCapacity: capacity, diskCapacity: 0, diskPath: "/dev/null")
         }
 
-        /// The key: the URL without its fragment, which never reaches the server.
+        /// The key: ``HTTPCaching/key(_:)``, the URL without its fragment.
         static func key(_ url: URL?) -> String? {
-            guard let text = url?.absoluteString else { return nil }
-            return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+            url.map(HTTPCaching.key)
         }
 
         /// Whether anything is stored for `url`, without making a `URLRequest`: a session skips its cache step

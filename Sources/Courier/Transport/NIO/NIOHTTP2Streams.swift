@@ -22,8 +22,8 @@ final class NIOHTTP2Streams: Sendable {
     static let targetWindowSize = 8 * 1024 * 1024
 
     /// Sets up `pipeline` (after the handlers already in it) to speak HTTP/2 as a client: a flush coalescer, NIOHTTP2's
-    /// handler (server push off, its default header-list limit), the watcher of the server's settings and `GOAWAY`, and the stream
-    /// multiplexer. Call on the channel's loop.
+    /// handler (server push off, its default header-list limit), the watcher of the server's settings and `GOAWAY`,
+    /// and the stream multiplexer. Call on the channel's loop.
     static func configure(
         _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel,
         decompressionLimit: NIOHTTPDecompression.DecompressionLimit?, facts: NIOConnectionFacts
