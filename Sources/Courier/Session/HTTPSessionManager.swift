@@ -224,7 +224,9 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let (task, delegate) = register(
             request, body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor,
             taskHooks: taskHooks)
-        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
+        let admitted = try await core.admit(task, delegate: delegate)
+        let (value, data) = try await core.runTyped(
+            task, delegate: delegate, serializer: serializer, admitted: admitted)
         return try Self.response(of: task, value: value, data: data, started: started)
     }
 
@@ -263,9 +265,10 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type, decoder: any DataDecoder = JSONDecoder()
     ) async throws -> DataResponse<Value> {
-        try await send(
-            method, urlString, parameters: parameters, headers: headers,
-            serializer: DecodableResponseSerializer(type, decoder: decoder))
+        // Straight to `run`, not through `send(_:_:parameters:headers:serializer:)`: one frame fewer for a request
+        // waiting in line (see `ExchangeAdmission`).
+        let request = try taskRequest(method: method, urlString: urlString, parameters: parameters, headers: headers)
+        return try await run(request, body: nil, serializer: DecodableResponseSerializer(type, decoder: decoder))
     }
 
     /// GET, decoding the body as `type`.

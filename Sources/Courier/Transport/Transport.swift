@@ -53,6 +53,12 @@ public protocol Transport: Sendable {
 
     /// Releases the transport's connections. Requests sent afterwards fail.
     func shutdown() async
+
+    /// How many tasks with one origin (scheme, host and port) a session lets start their exchanges on this transport
+    /// at once; `nil`, the default, for no bound. The others wait in the session, in order, before anything of their
+    /// exchange is made, so that a request waiting for a connection costs little memory. A bound somewhat above what
+    /// the transport runs at once (its connections, its HTTP/2 streams) keeps its own queue fed.
+    var maximumExchangesPerOrigin: Int? { get }
 }
 
 /// What a transport sends: a request head and an optional streaming body.
@@ -184,6 +190,15 @@ extension Transport {
         } onCancel: {
             exchange.cancel()
         }
+    }
+
+    /// `nil`: the session hands every request to the transport at once.
+    public var maximumExchangesPerOrigin: Int? { nil }
+
+    /// The ``maximumExchangesPerOrigin`` of Courier's transports for `connections` per host: four requests a
+    /// connection, so that each finds its next one ready, and at least 128, an HTTP/2 connection's usual stream limit.
+    static func exchangeBound(connectionsPerHost connections: Int) -> Int {
+        max(128, 4 * min(max(connections, 1), 1 << 20))
     }
 
     /// Returns `nil`: the exchange starts when the session calls ``collect(_:cancellation:activity:)``.

@@ -9,7 +9,9 @@ import Foundation
 extension SessionCore {
     func run(_ task: SessionTask, delegate: TaskDelegate) async {
         do {
-            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false)
+            var startDate: Date?  // started when resumed
+            let ticket = try await admitted(task, delegate: delegate, startDate: &startDate)
+            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, ticket: ticket)
         } catch {
             complete(task, delegate: delegate, with: .failed(courierError(error, task: task, delegate: delegate)))
             return
@@ -17,24 +19,34 @@ extension SessionCore {
         complete(task, delegate: delegate, with: await outcome(of: task, delegate: delegate))
     }
 
-    /// Runs a task for the `async` API and returns the typed result: serialization with the concrete serializer,
+    /// Runs a task for the `async` API, past the gate (``admit(_:delegate:)``), and returns the typed result: serialization with the concrete serializer,
     /// and no completion handler, queue hop or type-erased cast. The task still goes through the session's map,
     /// hooks, timeouts, notifications and events like any other.
     func runTyped<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, admitted: Admitted
     ) async throws -> (Serializer.SerializedObject, Data) {
-        if collects(task, delegate: delegate, hooks: hooks) {
+        let collect = collects(task, delegate: delegate, hooks: hooks)
+        let ticket = admitted.ticket
+        if admitted.waited {
+            // The caller's task, which may make many requests one after another and wait in line for each, keeps
+            // only the few frames above the gate: the exchange's go with the Swift task that runs it.
+            return try await runInOwnTask(task) {
+                try await self.runTypedBody(
+                    task, delegate: delegate, serializer: serializer, collect: collect, ticket: ticket, started: true)
+            }
+        }
+        if collect {
             // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
             // runner task and no hop to one.
             task.attachRunner { delegate.exchange.cancel() }
             return try await withTaskCancellationHandler {
-                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true)
+                try await runTypedBody(task, delegate: delegate, serializer: serializer, collect: true, ticket: ticket)
             } onCancel: {
                 task.cancel()
             }
         }
         return try await runInOwnTask(task) {
-            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false)
+            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false, ticket: ticket)
         }
     }
 
@@ -53,14 +65,17 @@ extension SessionCore {
         }
     }
 
+    /// - Parameter started: whether the task has started already, its start announced (it waited at the gate).
     private func runTypedBody<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, collect: Bool,
+        ticket: ExchangeAdmission.Ticket?, started: Bool = false
     ) async throws -> (Serializer.SerializedObject, Data) {
-        try begin(task)
+        if !started { try begin(task) }
         do {
             // The first request goes out before the bookkeeping that need not precede it; the task started first.
             try await TaskExchange.run(
-                task, delegate: delegate, in: self, collect: collect, announcingStartFrom: Date())
+                task, delegate: delegate, in: self, collect: collect, announcingStartFrom: started ? nil : Date(),
+                ticket: ticket)
         } catch {
             let failure = courierError(error, task: task, delegate: delegate)
             complete(task, delegate: delegate, with: .failed(failure))
@@ -75,7 +90,7 @@ extension SessionCore {
     /// Marks a task of the `async` API running, once.
     ///
     /// - Throws: ``CourierError/cancelled(context:)`` when it was cancelled (or completed) before it could start.
-    private func begin(_ task: SessionTask) throws {
+    func begin(_ task: SessionTask) throws {
         guard task.mutable.withLock({ $0.lifecycle.beginRun() }) else {
             throw CourierError.cancelled(context: CourierError.Context(request: task.originalRequest))
         }
@@ -92,7 +107,10 @@ extension SessionCore {
     private func runDownloadBody(_ task: DownloadTask, delegate: TaskDelegate) async throws -> URL {
         try begin(task)
         do {
-            try await TaskExchange.run(task, delegate: delegate, in: self, collect: false, announcingStartFrom: Date())
+            var startDate: Date? = Date()
+            let ticket = try await admitted(task, delegate: delegate, startDate: &startDate)
+            try await TaskExchange.run(
+                task, delegate: delegate, in: self, collect: false, announcingStartFrom: startDate, ticket: ticket)
         } catch {
             let failure = courierError(error, task: task, delegate: delegate)
             complete(task, delegate: delegate, with: .failed(failure))

@@ -34,6 +34,8 @@ final class SessionCore: TaskController {
     }
 
     let transport: any Transport
+    /// The gate in front of the transport, when it asks for one (``Transport/maximumExchangesPerOrigin``).
+    let admission: ExchangeAdmission?
     let configuration: SessionConfiguration
     let settings = Locked(Settings())
     let entries = Locked([Int: Entry]())
@@ -71,6 +73,7 @@ final class SessionCore: TaskController {
         leadingInterceptor: (any RequestInterceptor)?
     ) {
         self.transport = transport
+        admission = transport.maximumExchangesPerOrigin.map(ExchangeAdmission.init(limit:))
         self.configuration = configuration
         self.leadingInterceptor = leadingInterceptor
         events = SessionEventSink(monitors: monitors)

@@ -44,6 +44,8 @@ final class TaskExchange {
     var visited: Set<String> = []
     var redirects = 0
     var authenticationAttempts = 0
+    /// The task's place at the session's gate, until its first response is in.
+    private var ticket: ExchangeAdmission.Ticket?
     /// The leading interceptor (the tracing's), the session's, then the request's (see ``RequestInterceptor``);
     /// `nil` when there is none.
     let interceptor: (any RequestInterceptor)?
@@ -67,11 +69,16 @@ final class TaskExchange {
     /// ``SessionCore/collects(_:delegate:hooks:)``). A task that started at `startDate` has its start announced
     /// (``SessionCore/announceStart(of:delegate:startDate:)``) once, as soon as the first request has gone out, or
     /// before whatever else happens first: a cached answer, an adapter, a failure.
+    ///
+    /// `ticket`, the task's place at the session's gate (``ExchangeAdmission``), is given back once the first
+    /// response is in, or when the task ends before that.
     static func run(
         _ task: SessionTask, delegate: TaskDelegate, in core: SessionCore, collect: Bool,
-        announcingStartFrom startDate: Date? = nil
+        announcingStartFrom startDate: Date? = nil, ticket: ExchangeAdmission.Ticket? = nil
     ) async throws {
         let exchange = make(task, delegate: delegate, in: core, announcingStartFrom: startDate)
+        exchange.ticket = ticket
+        defer { exchange.giveBackTicket() }
         do {
             guard exchange.source.url != nil else { throw CourierError.invalidURL("") }
             if let file = delegate.downloadFile { try await exchange.open(file) }
@@ -106,6 +113,12 @@ final class TaskExchange {
         request.setValue(nil, forHTTPHeaderField: "Range")
         request.setValue(nil, forHTTPHeaderField: "If-Range")
         source = .made(request)
+    }
+
+    /// Gives the task's place at the session's gate to the next task waiting, if it still holds one.
+    private func giveBackTicket() {
+        ticket?.giveBack()
+        ticket = nil
     }
 
     /// Announces the task's start if that is still to be done.
@@ -178,6 +191,9 @@ final class TaskExchange {
         guard let url = source.url else { throw CourierError.invalidURL("") }
         let fetchStart = Date()
         let response: TransportResponse
+        // What follows the first response (a redirect, a retry, a challenge) may wait for another request of this
+        // origin, a token refresh for one: it must not hold a place at the gate that request needs.
+        defer { giveBackTicket() }
         switch try start(url: url, collect: collect) {
         case .started(let started): response = try await started.response()
         case .unstarted(let unstarted): response = try await send(unstarted)

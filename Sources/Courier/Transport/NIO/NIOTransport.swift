@@ -419,6 +419,12 @@ public final class NIOTransport: Transport {
         }
     }
 
+    /// Four times ``Configuration/maximumConnectionsPerHost``, and at least 128: a session hands this transport that
+    /// many tasks of one origin at once and keeps the rest waiting, cheaply, until one is done.
+    public var maximumExchangesPerOrigin: Int? {
+        Self.exchangeBound(connectionsPerHost: configuration.maximumConnectionsPerHost)
+    }
+
     /// Closes the transport's own connections and shuts down the clients it made, waiting for them; a group or client
     /// the transport was given keeps running.
     public func shutdown() async {

@@ -292,6 +292,12 @@ public final class URLSessionTransport: Transport {
         return underlying is URLSessionBodyNotResentError
     }
 
+    /// Four times ``Configuration/maximumConnectionsPerHost``, and at least 128: a session hands this transport that
+    /// many tasks of one origin at once and keeps the rest waiting, cheaply, until one is done.
+    public var maximumExchangesPerOrigin: Int? {
+        Self.exchangeBound(connectionsPerHost: configuration.maximumConnectionsPerHost)
+    }
+
     /// Cancels every running request and invalidates the session (`invalidateAndCancel`), waiting until URLSession
     /// reports that it is invalid. Requests sent afterwards fail with
     /// ``CourierError/requestFailed(underlyingError:context:)``.
