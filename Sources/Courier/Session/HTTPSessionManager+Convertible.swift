@@ -17,7 +17,7 @@ extension HTTPSessionManager {
     /// - Throws: what making the request throws, as a ``CourierError``, before anything is sent; then what the
     ///   exchange throws.
     public func send<Value: Decodable & Sendable>(
-        _ convertible: some URLRequestConvertible, as type: Value.Type, decoder: any DataDecoder = JSONDecoder()
+        _ convertible: some URLRequestConvertible, as type: Value.Type, decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         try await send(convertible, serializer: DecodableResponseSerializer(type, decoder: decoder))
     }

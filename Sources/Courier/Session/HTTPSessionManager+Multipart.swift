@@ -42,7 +42,7 @@ extension HTTPSessionManager {
     public func post<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         progress: (@Sendable (TaskProgress) -> Void)? = nil, as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder(), constructingBody: (inout MultipartFormData) throws -> Void
+        decoder: any DataDecoder = .defaultJSON, constructingBody: (inout MultipartFormData) throws -> Void
     ) async throws -> DataResponse<Value> {
         try await post(
             urlString, parameters: parameters, headers: headers, progress: progress,

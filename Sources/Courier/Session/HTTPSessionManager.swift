@@ -224,9 +224,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
         let (task, delegate) = register(
             request, body: body, uploadProgress: uploadProgress, serializer: serializer, interceptor: interceptor,
             taskHooks: taskHooks)
-        let admitted = try await core.admit(task, delegate: delegate)
-        let (value, data) = try await core.runTyped(
-            task, delegate: delegate, serializer: serializer, admitted: admitted)
+        let (value, data) = try await core.runTyped(task, delegate: delegate, serializer: serializer)
         return try Self.response(of: task, value: value, data: data, started: started)
     }
 
@@ -263,7 +261,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func send<Value: Decodable & Sendable>(
         _ method: String, _ urlString: String, parameters: Parameter? = nil,
         headers: HTTPHeaderFields = HTTPHeaderFields(),
-        as type: Value.Type, decoder: any DataDecoder = JSONDecoder()
+        as type: Value.Type, decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         // Straight to `run`, not through `send(_:_:parameters:headers:serializer:)`: one frame fewer for a request
         // waiting in line (see `ExchangeAdmission`).
@@ -275,9 +273,12 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func get<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
-        try await send("GET", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
+        // Straight to `run`, as `send(_:_:parameters:headers:as:decoder:)` does: one frame fewer for a request
+        // waiting in line (see `ExchangeAdmission`).
+        let request = try taskRequest(method: "GET", urlString: urlString, parameters: parameters, headers: headers)
+        return try await run(request, body: nil, serializer: DecodableResponseSerializer(type, decoder: decoder))
     }
 
     /// GET, parsing the body as ``JSON``.
@@ -299,7 +300,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func post<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         try await send("POST", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
@@ -308,7 +309,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func put<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         try await send("PUT", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
@@ -317,7 +318,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func patch<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         try await send("PATCH", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }
@@ -326,7 +327,7 @@ open class HTTPSessionManager: SessionManager, @unchecked Sendable {
     public func delete<Value: Decodable & Sendable>(
         _ urlString: String, parameters: Parameter? = nil, headers: HTTPHeaderFields = HTTPHeaderFields(),
         as type: Value.Type,
-        decoder: any DataDecoder = JSONDecoder()
+        decoder: any DataDecoder = .defaultJSON
     ) async throws -> DataResponse<Value> {
         try await send("DELETE", urlString, parameters: parameters, headers: headers, as: type, decoder: decoder)
     }

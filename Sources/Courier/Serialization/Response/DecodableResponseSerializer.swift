@@ -10,7 +10,18 @@ public protocol DataDecoder: Sendable {
     func decode<D: Decodable>(_ type: D.Type, from data: Data) throws -> D
 }
 
-extension JSONDecoder: DataDecoder {}
+extension JSONDecoder: DataDecoder {
+    /// The decoder behind every `decoder: any DataDecoder = .defaultJSON` argument: one default-configured decoder
+    /// for the process rather than one made per call (an allocation and a few hundred bytes a request waiting for
+    /// its response would keep). Decoding does not change a decoder, so one serves every thread at once.
+    @usableFromInline
+    static let courierDefault = JSONDecoder()
+}
+
+extension DataDecoder where Self == JSONDecoder {
+    /// A default-configured `JSONDecoder`, shared; what the `decoder:` arguments default to.
+    public static var defaultJSON: JSONDecoder { .courierDefault }
+}
 extension PropertyListDecoder: DataDecoder {}
 
 /// A type that stands for "no body", so an empty response can decode (e.g. a `204 No Content`).
@@ -44,7 +55,7 @@ public struct DecodableResponseSerializer<T: Decodable & Sendable>: ResponseVali
     /// Creates a serializer.
     public init(
         _ type: T.Type = T.self,
-        decoder: any DataDecoder = JSONDecoder(),
+        decoder: any DataDecoder = .defaultJSON,
         acceptableStatusCodes: IndexSet? = .successfulStatusCodes,
         acceptableContentTypes: Set<String>? = JSONResponseSerializer.jsonContentTypes
     ) {

@@ -20,7 +20,7 @@ import Foundation
 final class ExchangeAdmission: Sendable {
     /// The most tickets out for one origin.
     let limit: Int
-    private let origins = Locked([Origin: Line]())
+    private let state = Locked(State())
 
     init(limit: Int) {
         self.limit = max(1, limit)
@@ -37,6 +37,16 @@ final class ExchangeAdmission: Sendable {
             host = url.host?.lowercased() ?? ""
             port = url.port ?? (scheme == "https" || scheme == "wss" ? 443 : 80)
         }
+    }
+
+    /// What a waiter is told, exactly once: its ticket, or `nil` when it was cancelled first.
+    typealias Admit = @Sendable (Ticket?) -> Void
+
+    private struct State {
+        var origins: [Origin: Line] = [:]
+        /// Tickets given to waiters whose `Admit` is still to be called, and whether a thread is calling them.
+        var handOvers: [HandOver] = []
+        var handingOver = false
     }
 
     /// One origin's tickets out and the tasks waiting for one, oldest first. A class, changed in place under the
@@ -67,6 +77,12 @@ final class ExchangeAdmission: Sendable {
         }
     }
 
+    /// A ticket for a waiter whose `Admit` is to be called once the lock is let go.
+    private struct HandOver {
+        let admit: Admit
+        let ticket: Ticket
+    }
+
     /// What ``enter(_:)`` gives: a ticket at once, or a place in the line to wait in.
     enum Entry {
         case admitted(Ticket)
@@ -76,13 +92,13 @@ final class ExchangeAdmission: Sendable {
     /// Takes a ticket for `url`'s origin when one is free, else a place in its line.
     func enter(_ url: URL) -> Entry {
         let origin = Origin(url)
-        return origins.withLock { origins -> Entry in
+        return state.withLock { state -> Entry in
             let line: Line
-            if let existing = origins[origin] {
+            if let existing = state.origins[origin] {
                 line = existing
             } else {
                 line = Line()
-                origins[origin] = line
+                state.origins[origin] = line
             }
             guard line.ticketsOut < limit else {
                 let waiter = Waiter(admission: self, origin: origin)
@@ -96,52 +112,30 @@ final class ExchangeAdmission: Sendable {
 
     /// The tickets out and the tasks waiting for `url`'s origin (for tests).
     func count(for url: URL) -> (ticketsOut: Int, waiting: Int) {
-        origins.withLock { origins in
-            guard let line = origins[Origin(url)] else { return (0, 0) }
+        state.withLock { state in
+            guard let line = state.origins[Origin(url)] else { return (0, 0) }
             return (line.ticketsOut, line.waiting[line.head...].filter { $0?.isWaiting == true }.count)
         }
     }
 
-    /// Gives `ticket`'s place to the oldest task still waiting for it, or back to the origin; once per ticket.
-    fileprivate func giveBack(_ ticket: Ticket) {
-        let handOver = origins.withLock { origins -> HandOver? in
-            guard !ticket.given else { return nil }
-            ticket.given = true
-            return Self.pass(ticket.origin, in: &origins, admission: self)
-        }
-        if let handOver { handOver.continuation.resume(returning: handOver.ticket) }
-    }
-
-    /// ``giveBack(_:)`` for a ticket dropped unreturned: no one else can see it any more, so its flag needs no lock.
-    fileprivate func giveBack(droppedAt origin: Origin) {
-        let handOver = origins.withLock { Self.pass(origin, in: &$0, admission: self) }
-        if let handOver { handOver.continuation.resume(returning: handOver.ticket) }
-    }
-
-    /// A ticket passed to a waiter that had already suspended: resumed once the lock is let go.
-    private struct HandOver {
-        let ticket: Ticket
-        let continuation: UnsafeContinuation<Ticket, any Error>
-    }
-
-    /// Passes a place at `origin` to its oldest waiter, or takes it off the tickets out.
-    private static func pass(
-        _ origin: Origin, in origins: inout [Origin: Line], admission: ExchangeAdmission
-    ) -> HandOver? {
-        guard let line = origins[origin] else { return nil }
-        defer { if line.isIdle { origins[origin] = nil } }
-        while let waiter = line.dequeue() {
-            guard case .waiting(let continuation) = waiter.state else { continue }  // cancelled meanwhile
-            let next = Ticket(admission: admission, origin: origin)
-            guard let continuation else {
-                waiter.state = .admitted(next)
-                return nil
+    /// Calls `admit` with `waiter`'s ticket once it has one (at once, if it has), or with `nil` once the wait is
+    /// cancelled; exactly once. A ticket given back elsewhere may call it on that thread: it should start its work
+    /// and return, as a Swift task does that runs until it first suspends.
+    func onAdmission(of waiter: Waiter, _ admit: @escaping Admit) {
+        let now = state.withLock { _ -> (Ticket?, Bool) in
+            switch waiter.state {
+            case .waiting:
+                waiter.state = .waiting(admit)
+                return (nil, false)
+            case .admitted(let ticket):
+                waiter.state = .done
+                return (ticket, true)
+            case .cancelled, .done:
+                waiter.state = .done
+                return (nil, true)
             }
-            waiter.state = .resumed
-            return HandOver(ticket: next, continuation: continuation)
         }
-        line.ticketsOut -= 1
-        return nil
+        if now.1 { admit(now.0) }
     }
 
     /// Waits for `waiter`'s ticket. Cancelling the Swift task, or ``Waiter/cancel()``, ends the wait with
@@ -149,20 +143,13 @@ final class ExchangeAdmission: Sendable {
     func wait(for waiter: Waiter) async throws -> Ticket {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
-                let now = origins.withLock { _ -> Result<Ticket, any Error>? in
-                    switch waiter.state {
-                    case .waiting:
-                        waiter.state = .waiting(continuation)
-                        return nil
-                    case .admitted(let ticket):
-                        waiter.state = .resumed
-                        return .success(ticket)
-                    case .cancelled, .resumed:
-                        waiter.state = .resumed
-                        return .failure(CancellationError())
+                onAdmission(of: waiter) { ticket in
+                    if let ticket {
+                        continuation.resume(returning: ticket)
+                    } else {
+                        continuation.resume(throwing: CancellationError())
                     }
                 }
-                if let now { continuation.resume(with: now) }
             }
         } onCancel: {
             waiter.cancel()
@@ -171,12 +158,78 @@ final class ExchangeAdmission: Sendable {
 
     /// Ends `waiter`'s wait, unless it already has its ticket; its place in the line is skipped.
     fileprivate func cancel(_ waiter: Waiter) {
-        let continuation = origins.withLock { _ -> UnsafeContinuation<Ticket, any Error>? in
-            guard case .waiting(let continuation) = waiter.state else { return nil }
-            waiter.state = continuation == nil ? .cancelled : .resumed
-            return continuation
+        let admit = state.withLock { _ -> Admit? in
+            guard case .waiting(let admit) = waiter.state else { return nil }
+            waiter.state = admit == nil ? .cancelled : .done
+            return admit
         }
-        continuation?.resume(throwing: CancellationError())
+        admit?(nil)
+    }
+
+    /// Gives `ticket`'s place to the oldest task still waiting for it, or back to the origin; once per ticket.
+    fileprivate func giveBack(_ ticket: Ticket) {
+        let passed = state.withLock { state -> Passed in
+            guard !ticket.given else { return Passed() }
+            ticket.given = true
+            return Self.pass(ticket.origin, in: &state, admission: self)
+        }
+        if let handOver = passed.handOver { hand(handOver) }
+    }
+
+    /// ``giveBack(_:)`` for a ticket dropped unreturned: no one else can see it any more, so its flag needs no lock.
+    fileprivate func giveBack(droppedAt origin: Origin) {
+        let passed = state.withLock { Self.pass(origin, in: &$0, admission: self) }
+        if let handOver = passed.handOver { hand(handOver) }
+    }
+
+    /// What ``pass(_:in:admission:)`` did: a hand-over to make, or the waiter it gave a ticket to keep, released
+    /// only once the lock is let go (if that was its last reference, its ticket gives itself back, under the lock).
+    private struct Passed {
+        var handOver: HandOver?
+        var admitted: Waiter?
+    }
+
+    /// Passes a place at `origin` to its oldest waiter, or takes it off the tickets out.
+    private static func pass(_ origin: Origin, in state: inout State, admission: ExchangeAdmission) -> Passed {
+        var passed = Passed()
+        guard let line = state.origins[origin] else { return passed }
+        defer { if line.isIdle { state.origins[origin] = nil } }
+        while let waiter = line.dequeue() {
+            guard case .waiting(let admit) = waiter.state else { continue }  // cancelled meanwhile
+            let next = Ticket(admission: admission, origin: origin)
+            if let admit {
+                waiter.state = .done
+                passed.handOver = HandOver(admit: admit, ticket: next)
+            } else {
+                waiter.state = .admitted(next)
+                passed.admitted = waiter
+            }
+            return passed
+        }
+        line.ticketsOut -= 1
+        return passed
+    }
+
+    /// Calls a hand-over's `Admit`, and those handed over meanwhile, one after another on this thread. An `Admit`
+    /// that starts an exchange which gives its ticket back before suspending (a cached answer) hands over again from
+    /// inside this call: that hand-over waits its turn in the queue rather than nesting, so the stack stays flat
+    /// however long the line.
+    private func hand(_ first: HandOver) {
+        let drains = state.withLock { state -> Bool in
+            state.handOvers.append(first)
+            defer { state.handingOver = true }
+            return !state.handingOver
+        }
+        guard drains else { return }
+        while let next = state.withLock({ state -> HandOver? in
+            guard !state.handOvers.isEmpty else {
+                state.handingOver = false
+                return nil
+            }
+            return state.handOvers.removeFirst()
+        }) {
+            next.admit(next.ticket)
+        }
     }
 
     /// A place in an origin's tickets. Give it back with ``giveBack()``; one dropped unreturned gives itself back,
@@ -204,14 +257,14 @@ final class ExchangeAdmission: Sendable {
     /// A task's place in an origin's line.
     final class Waiter: @unchecked Sendable {  // `state` is read and written only under the admission's lock
         fileprivate enum State {
-            /// In line; the continuation once the task has suspended.
-            case waiting(UnsafeContinuation<Ticket, any Error>?)
-            /// Given a ticket before it suspended.
+            /// In line; what to tell it, once known.
+            case waiting(Admit?)
+            /// Given a ticket before it said what to do with one.
             case admitted(Ticket)
-            /// Cancelled before it suspended.
+            /// Cancelled before it said what to do.
             case cancelled
-            /// Its continuation is resumed, or about to be.
-            case resumed
+            /// Told.
+            case done
         }
 
         fileprivate let admission: ExchangeAdmission
@@ -228,7 +281,7 @@ final class ExchangeAdmission: Sendable {
             return false
         }
 
-        /// Ends the wait with `CancellationError`, unless the ticket came first.
+        /// Ends the wait (its `Admit` gets `nil`), unless the ticket came first.
         func cancel() {
             admission.cancel(self)
         }

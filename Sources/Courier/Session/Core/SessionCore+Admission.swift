@@ -43,46 +43,51 @@ extension SessionCore {
         }
     }
 
-    /// What a task of the `async` API was given at the gate: its ticket, and whether it waited in line for it.
-    struct Admitted {
-        var ticket: ExchangeAdmission.Ticket?
-        var waited: Bool
-    }
-
-    /// Takes the place at the gate of a task of the `async` API, waiting in line for it if need be
-    /// (``waitForAdmission(_:in:task:delegate:)``). Not generic, and called before the typed steps, so that a
-    /// waiting task keeps few and small frames.
-    func admit(_ task: SessionTask, delegate: TaskDelegate) async throws -> Admitted {
-        switch enterAdmission(task, delegate: delegate) {
-        case .now(let ticket):
-            return Admitted(ticket: ticket, waited: false)
-        case .later(let waiter, let admission):
-            return Admitted(
-                ticket: try await waitForAdmission(waiter, in: admission, task: task, delegate: delegate), waited: true)
-        }
-    }
-
-    /// The `async` API's wait in line, in the caller's Swift task: the task starts (its `resumed` event, its
-    /// timeouts), and a timeout, ``SessionTask/cancel()`` or cancelling the caller ends the wait. A wait that ends
-    /// so completes the task with the error, which it throws.
-    @inline(never)
-    private func waitForAdmission(
-        _ waiter: ExchangeAdmission.Waiter, in admission: ExchangeAdmission, task: SessionTask, delegate: TaskDelegate
-    ) async throws -> ExchangeAdmission.Ticket {
-        let startDate = Date()
-        try begin(task)
-        announceStart(of: task, delegate: delegate, startDate: startDate)
-        task.attachRunner { waiter.cancel() }
+    /// Runs a task of the `async` API that waits in line at the gate, in the caller's Swift task: the task starts (its
+    /// `resumed` event, its timeouts), and a timeout, ``SessionTask/cancel()`` or cancelling the caller ends the
+    /// wait, failing the task. Once admitted, `exchange` runs in a Swift task of its own, started on the thread that
+    /// gave the ticket back: the caller's task, which may make many requests one after another and wait in line for
+    /// each, keeps only the few frames above the gate, and the exchange's go when that task ends.
+    func runAfterWaiting<Value: Sendable>(
+        _ waiter: ExchangeAdmission.Waiter, in admission: ExchangeAdmission, task: SessionTask, delegate: TaskDelegate,
+        exchange: @escaping @Sendable (ExchangeAdmission.Ticket) async throws -> Value
+    ) async throws -> Value {
         do {
-            return try await withTaskCancellationHandler {
-                try await admission.wait(for: waiter)
-            } onCancel: {
-                task.cancel()
-            }
+            try begin(task)
         } catch {
-            let failure = courierError(error, task: task, delegate: delegate)
-            complete(task, delegate: delegate, with: .failed(failure))
-            throw failure
+            waiter.cancel()
+            throw error
+        }
+        announceStart(of: task, delegate: delegate, startDate: Date())
+        let runner = Locked<Task<Void, Never>?>(nil)
+        task.attachRunner {
+            waiter.cancel()
+            delegate.exchange.cancel()
+            runner.withLock { $0 }?.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { continuation in
+                admission.onAdmission(of: waiter) { ticket in
+                    guard let ticket else {
+                        let failure = self.courierError(CancellationError(), task: task, delegate: delegate)
+                        self.complete(task, delegate: delegate, with: .failed(failure))
+                        continuation.resume(throwing: failure)
+                        return
+                    }
+                    let started = Task.immediate {
+                        do {
+                            continuation.resume(returning: try await exchange(ticket))
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                    runner.withLock { $0 = started }
+                    // A cancellation between the start and the line above found no runner to cancel.
+                    if task.isCancelling || delegate.exchange.isCancelled { started.cancel() }
+                }
+            }
+        } onCancel: {
+            task.cancel()
         }
     }
 }

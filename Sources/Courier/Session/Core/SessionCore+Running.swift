@@ -19,23 +19,31 @@ extension SessionCore {
         complete(task, delegate: delegate, with: await outcome(of: task, delegate: delegate))
     }
 
-    /// Runs a task for the `async` API, past the gate (``admit(_:delegate:)``), and returns the typed result: serialization with the concrete serializer,
+    /// Runs a task for the `async` API, past the session's gate (``ExchangeAdmission``), and returns the typed result: serialization with the concrete serializer,
     /// and no completion handler, queue hop or type-erased cast. The task still goes through the session's map,
     /// hooks, timeouts, notifications and events like any other.
     func runTyped<Serializer: ResponseSerializer>(
-        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, admitted: Admitted
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer
     ) async throws -> (Serializer.SerializedObject, Data) {
-        let collect = collects(task, delegate: delegate, hooks: hooks)
-        let ticket = admitted.ticket
-        if admitted.waited {
-            // The caller's task, which may make many requests one after another and wait in line for each, keeps
-            // only the few frames above the gate: the exchange's go with the Swift task that runs it.
-            return try await runInOwnTask(task) {
+        // Only the choice here: this frame is one a task waiting in line keeps.
+        switch enterAdmission(task, delegate: delegate) {
+        case .now(let ticket):
+            return try await runTypedNow(task, delegate: delegate, serializer: serializer, ticket: ticket)
+        case .later(let waiter, let admission):
+            return try await runAfterWaiting(waiter, in: admission, task: task, delegate: delegate) { ticket in
                 try await self.runTypedBody(
-                    task, delegate: delegate, serializer: serializer, collect: collect, ticket: ticket, started: true)
+                    task, delegate: delegate, serializer: serializer,
+                    collect: self.collects(task, delegate: delegate, hooks: self.hooks), ticket: ticket, started: true)
             }
         }
-        if collect {
+    }
+
+    /// ``runTyped(_:delegate:serializer:)`` for a task past the gate at once.
+    @inline(never)
+    private func runTypedNow<Serializer: ResponseSerializer>(
+        _ task: SessionTask, delegate: TaskDelegate, serializer: Serializer, ticket: ExchangeAdmission.Ticket?
+    ) async throws -> (Serializer.SerializedObject, Data) {
+        if collects(task, delegate: delegate, hooks: hooks) {
             // The exchange can be aborted from outside (timeouts, `cancel()`), so the caller's own task runs it: no
             // runner task and no hop to one.
             task.attachRunner { delegate.exchange.cancel() }
@@ -46,7 +54,8 @@ extension SessionCore {
             }
         }
         return try await runInOwnTask(task) {
-            try await self.runTypedBody(task, delegate: delegate, serializer: serializer, collect: false, ticket: ticket)
+            try await self.runTypedBody(
+                task, delegate: delegate, serializer: serializer, collect: false, ticket: ticket)
         }
     }
 
