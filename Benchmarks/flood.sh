@@ -53,13 +53,17 @@ python3 - "${results[ahc]}" "${results[courier-nio]}" <<'PY'
 import statistics, sys
 def parse(text):
     return [dict(f.split("=") for f in item.split()) for item in text.split(";") if item]
-print("| client | c=32 req/s | flood req/s | flood ÷ c=32 | KB per waiting request | peak MB | all rounds (KB per waiting) |")
+print("| client | c=32 req/s (CPU µs/req) | flood req/s (CPU µs/req) | flood ÷ c=32 | KB per waiting request | peak MB "
+      "| all rounds (KB per waiting) |")
 print("|---|---:|---:|---:|---:|---:|---|")
 for name, runs in zip(["raw AsyncHTTPClient", "Courier/NIOTransport"], map(parse, sys.argv[1:3])):
     c32 = statistics.median(float(r["c32_rps"]) for r in runs)
     flood = statistics.median(float(r["flood_rps"]) for r in runs)
+    c32_cpu = statistics.median(float(r["c32_cpu_us"]) for r in runs)
+    flood_cpu = statistics.median(float(r["flood_cpu_us"]) for r in runs)
     per = statistics.median(float(r["per_waiting_kb"]) for r in runs)
     peak = statistics.median(int(r["peak_kb"]) for r in runs) / 1024
     every = " / ".join(f"{float(r['per_waiting_kb']):.1f}" for r in runs)
-    print(f"| {name} | {c32:,.0f} | {flood:,.0f} | {flood / c32:.2f} | {per:.1f} | {peak:.0f} | {every} |")
+    print(f"| {name} | {c32:,.0f} ({c32_cpu:.0f}) | {flood:,.0f} ({flood_cpu:.0f}) | {flood / c32:.2f} | {per:.1f} "
+          f"| {peak:.0f} | {every} |")
 PY
