@@ -44,11 +44,15 @@ public enum QueryString {
 
         /// The pair as `field=value`, both percent-escaped, or the escaped field alone for a null value.
         public func escaped(boolEncoding: BoolEncoding = .numeric) -> String {
-            guard let value = value.leafString(boolEncoding: boolEncoding) else {
-                return QueryString.percentEscape(field)
-            }
-            if field.isEmpty { return QueryString.percentEscape(value) }
-            return QueryString.percentEscape(field) + "=" + QueryString.percentEscape(value)
+            joined(boolEncoding: boolEncoding, escape: QueryString.percentEscape)
+        }
+
+        /// The pair as `field=value` with each part escaped by `escape`: the field alone for a null value, the value
+        /// alone for an empty field.
+        func joined(boolEncoding: BoolEncoding, escape: (String) throws -> String) rethrows -> String {
+            guard let value = value.leafString(boolEncoding: boolEncoding) else { return try escape(field) }
+            if field.isEmpty { return try escape(value) }
+            return try escape(field) + "=" + escape(value)
         }
     }
 
@@ -90,11 +94,9 @@ public enum QueryString {
             }
             return escape(bytes)
         }
-        return try pairs(parameters, arrayEncoding: arrayEncoding).map { pair in
-            guard let value = pair.value.leafString(boolEncoding: boolEncoding) else { return try escaped(pair.field) }
-            if pair.field.isEmpty { return try escaped(value) }
-            return try escaped(pair.field) + "=" + escaped(value)
-        }.joined(separator: "&")
+        return try pairs(parameters, arrayEncoding: arrayEncoding)
+            .map { try $0.joined(boolEncoding: boolEncoding, escape: escaped) }
+            .joined(separator: "&")
     }
 
     /// The error for `text` that `encoding` cannot write.
