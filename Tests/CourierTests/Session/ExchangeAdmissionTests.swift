@@ -223,6 +223,41 @@ struct ExchangeAdmissionTests {
         }
     }
 
+    enum Caller {
+        @TaskLocal static var name = "none"
+    }
+
+    /// Notes the caller's task-local name when it serializes a response, which happens in the exchange's own Swift
+    /// task for a call that waited in line.
+    struct CallerNotingSerializer: ResponseSerializer {
+        func serialize(response: HTTPURLResponse?, data: Data?) throws -> String { Caller.name }
+    }
+
+    /// A call that waited runs its exchange with its own task-local values (a trace's context is one), not those of
+    /// the call whose answer let it in.
+    @Test(arguments: transports)
+    func aCallThatWaitedRunsWithItsOwnTaskLocalValues(_ name: String) async throws {
+        try await withGate(name, limit: 1) { manager, server in
+            let first = Task {
+                try await Caller.$name.withValue("first") {
+                    try await manager.send("GET", "/first", serializer: CallerNotingSerializer()).value
+                }
+            }
+            #expect(await server.waitUntilHeld(1))
+            let second = Task {
+                try await Caller.$name.withValue("second") {
+                    try await manager.send("GET", "/second", serializer: CallerNotingSerializer()).value
+                }
+            }
+            #expect(await waitUntilWaiting(1, at: server.baseURL, in: manager))
+            server.releaseAll()
+            let firstSaw = try await first.value
+            let secondSaw = try await second.value
+            #expect(firstSaw == "first")
+            #expect(secondSaw == "second")
+        }
+    }
+
     /// An adapter that fetches a token through the same session before the request goes out, as a token refresh
     /// does. Were its request to hold the origin's only place while it adapted, the token's request could never get
     /// in: requests whose interceptor adapts skip the gate.

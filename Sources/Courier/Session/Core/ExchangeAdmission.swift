@@ -119,8 +119,9 @@ final class ExchangeAdmission: Sendable {
     }
 
     /// Calls `admit` with `waiter`'s ticket once it has one (at once, if it has), or with `nil` once the wait is
-    /// cancelled; exactly once. A ticket given back elsewhere may call it on that thread: it should start its work
-    /// and return, as a Swift task does that runs until it first suspends.
+    /// cancelled; exactly once. A ticket given back elsewhere calls it on that thread, so it should only hand the
+    /// ticket on (resume a continuation): work started there would run in the giver's task, with its task-local
+    /// values.
     func onAdmission(of waiter: Waiter, _ admit: @escaping Admit) {
         let now = state.withLock { _ -> (Ticket?, Bool) in
             switch waiter.state {

@@ -45,13 +45,50 @@ extension SessionCore {
 
     /// Runs a task of the `async` API that waits in line at the gate, in the caller's Swift task: the task starts (its
     /// `resumed` event, its timeouts), and a timeout, ``SessionTask/cancel()`` or cancelling the caller ends the
-    /// wait, failing the task. Once admitted, `exchange` runs in a Swift task of its own, started on the thread that
-    /// gave the ticket back: the caller's task, which may make many requests one after another and wait in line for
+    /// wait, failing the task. Once admitted, `exchange` runs in a Swift task of its own, started from the caller's
+    /// (so with its task-local values, a trace's context among them, and its priority) and run on this thread until
+    /// it first suspends: the caller's task, which may make many requests one after another and wait in line for
     /// each, keeps only the few frames above the gate, and the exchange's go when that task ends.
     func runAfterWaiting<Value: Sendable>(
         _ waiter: ExchangeAdmission.Waiter, in admission: ExchangeAdmission, task: SessionTask, delegate: TaskDelegate,
         exchange: @escaping @Sendable (ExchangeAdmission.Ticket) async throws -> Value
     ) async throws -> Value {
+        try startWaiting(waiter, task: task, delegate: delegate)
+        let ticket: ExchangeAdmission.Ticket
+        do {
+            // One cancellation handler for the wait: `cancel()` reaches the waiter through the task's runner.
+            ticket = try await withTaskCancellationHandler {
+                try await withUnsafeThrowingContinuation { continuation in
+                    admission.onAdmission(of: waiter) { ticket in
+                        if let ticket {
+                            continuation.resume(returning: ticket)
+                        } else {
+                            continuation.resume(throwing: CancellationError())
+                        }
+                    }
+                }
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            throw failWaiting(error, task: task, delegate: delegate)
+        }
+        let runner = Task.immediate { try await exchange(ticket) }
+        task.attachRunner {
+            delegate.exchange.cancel()
+            runner.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await runner.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Starts a task that is to wait in line: marks it running, announces its start (its timeouts count from now)
+    /// and lets a timeout or ``SessionTask/cancel()`` end the wait.
+    @inline(never)
+    private func startWaiting(_ waiter: ExchangeAdmission.Waiter, task: SessionTask, delegate: TaskDelegate) throws {
         do {
             try begin(task)
         } catch {
@@ -59,35 +96,14 @@ extension SessionCore {
             throw error
         }
         announceStart(of: task, delegate: delegate, startDate: Date())
-        let runner = Locked<Task<Void, Never>?>(nil)
-        task.attachRunner {
-            waiter.cancel()
-            delegate.exchange.cancel()
-            runner.withLock { $0 }?.cancel()
-        }
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
-                admission.onAdmission(of: waiter) { ticket in
-                    guard let ticket else {
-                        let failure = self.courierError(CancellationError(), task: task, delegate: delegate)
-                        self.complete(task, delegate: delegate, with: .failed(failure))
-                        continuation.resume(throwing: failure)
-                        return
-                    }
-                    let started = Task.immediate {
-                        do {
-                            continuation.resume(returning: try await exchange(ticket))
-                        } catch {
-                            continuation.resume(throwing: error)
-                        }
-                    }
-                    runner.withLock { $0 = started }
-                    // A cancellation between the start and the line above found no runner to cancel.
-                    if task.isCancelling || delegate.exchange.isCancelled { started.cancel() }
-                }
-            }
-        } onCancel: {
-            task.cancel()
-        }
+        task.attachRunner { waiter.cancel() }
+    }
+
+    /// Completes a task whose wait in line ended early with `error`; the error the call throws.
+    @inline(never)
+    private func failWaiting(_ error: any Error, task: SessionTask, delegate: TaskDelegate) -> CourierError {
+        let failure = courierError(error, task: task, delegate: delegate)
+        complete(task, delegate: delegate, with: .failed(failure))
+        return failure
     }
 }
