@@ -15,8 +15,8 @@ import Foundation
 /// same origin, a token refresh for one, and must not hold a place they need.
 ///
 /// Invariants: for each origin, the tickets out never exceed ``limit``; a waiter is admitted only by a ticket given
-/// back (its place passes to the waiter) or by an entry that found a free place, never both; each waiter's
-/// continuation is resumed exactly once.
+/// back (its place passes to the waiter) or by an entry that found a free place, never both; each waiter is told
+/// (its `Admit` called) exactly once.
 final class ExchangeAdmission: Sendable {
     /// The most tickets out for one origin.
     let limit: Int
