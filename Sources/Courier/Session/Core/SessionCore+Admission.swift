@@ -73,7 +73,12 @@ extension SessionCore {
         } catch {
             throw failWaiting(error, task: task, delegate: delegate)
         }
-        let runner = Task.immediate { try await exchange(ticket) }
+        let runner: Task<Value, any Error>
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            runner = Task.immediate { try await exchange(ticket) }
+        } else {
+            runner = Task { try await exchange(ticket) }  // one hop more to start it
+        }
         task.attachRunner {
             delegate.exchange.cancel()
             runner.cancel()
