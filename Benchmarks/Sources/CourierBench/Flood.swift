@@ -50,21 +50,21 @@ enum FloodBench {
         try await CourierBench.load(client, requests: 32, concurrency: 32)
 
         let c32Start = ContinuousClock.now
-        let c32CPUStart = cpuSeconds()
+        let c32CPUStart = ResourceUsage.now().cpuSeconds
         try await CourierBench.load(client, requests: requests, concurrency: 32)
         let c32Seconds = seconds(ContinuousClock.now - c32Start)
-        let c32CPU = cpuSeconds() - c32CPUStart
+        let c32CPU = ResourceUsage.now().cpuSeconds - c32CPUStart
 
         try await Task.sleep(for: .milliseconds(200))
         let idle = residentKB()
         let sampler = PeakSampler()
         sampler.start()
         let floodStart = ContinuousClock.now
-        let floodCPUStart = cpuSeconds()
+        let floodCPUStart = ResourceUsage.now().cpuSeconds
         // `load` gives each of `waiting` workers its share, started at once; it fails on any failed response.
         try await CourierBench.load(client, requests: requests, concurrency: waiting)
         let floodSeconds = seconds(ContinuousClock.now - floodStart)
-        let floodCPU = cpuSeconds() - floodCPUStart
+        let floodCPU = ResourceUsage.now().cpuSeconds - floodCPUStart
         let peak = max(sampler.stop(), residentKB())
         await client.shutdown()
 
@@ -81,14 +81,6 @@ enum FloodBench {
             "result client=\(kind.rawValue) waiting=\(waiting) requests=\(requests) c32_rps=\(c32Rate)"
                 + " flood_rps=\(floodRate) c32_cpu_us=\(c32CPUPerRequest) flood_cpu_us=\(floodCPUPerRequest) idle_kb=\(idle) peak_kb=\(peak) per_waiting_kb=\(perWaiting)"
                 + " completed=\(requests)")
-    }
-
-    /// The process's user and system CPU time so far, in seconds (`getrusage`).
-    static func cpuSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-        return user + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
     static func seconds(_ duration: Duration) -> Double {
