@@ -74,6 +74,17 @@ struct ExchangeAdmissionTests {
         return false
     }
 
+    /// With a line of 1: `/first` sent and held by the server, then `/second` waiting in line behind it.
+    func holdFirstAndQueueSecond(_ manager: HTTPSessionManager, _ server: HoldingServer) async
+        -> (first: Task<String, any Error>, second: Task<String, any Error>)
+    {
+        let first = Task { try await Self.text(manager, "/first") }
+        #expect(await server.waitUntilHeld(1))
+        let second = Task { try await Self.text(manager, "/second") }
+        #expect(await waitUntilWaiting(1, at: server.baseURL, in: manager))
+        return (first, second)
+    }
+
     static func text(_ manager: HTTPSessionManager, _ path: String) async throws -> String {
         let response = try await manager.send("GET", path, serializer: HTTPResponseSerializer())
         return String(decoding: response.value ?? Data(), as: UTF8.self)
@@ -118,10 +129,7 @@ struct ExchangeAdmissionTests {
     @Test(arguments: transports)
     func cancellingAWaitingRequestEndsItWithoutSendingIt(_ name: String) async throws {
         try await withGate(name, limit: 1) { manager, server in
-            let first = Task { try await Self.text(manager, "/first") }
-            #expect(await server.waitUntilHeld(1))
-            let second = Task { try await Self.text(manager, "/second") }
-            #expect(await waitUntilWaiting(1, at: server.baseURL, in: manager))
+            let (first, second) = await holdFirstAndQueueSecond(manager, server)
             let cancelled = Date()
             second.cancel()
             let error = await #expect(throws: CourierError.self) { try await second.value }
@@ -164,10 +172,7 @@ struct ExchangeAdmissionTests {
     @Test(arguments: transports)
     func invalidatingTheSessionCancelsWaitingRequests(_ name: String) async throws {
         try await withGate(name, limit: 1) { manager, server in
-            let first = Task { try await Self.text(manager, "/first") }
-            #expect(await server.waitUntilHeld(1))
-            let second = Task { try await Self.text(manager, "/second") }
-            #expect(await waitUntilWaiting(1, at: server.baseURL, in: manager))
+            let (first, second) = await holdFirstAndQueueSecond(manager, server)
             manager.invalidate(cancelingTasks: true)
             for task in [first, second] {
                 let error = await #expect(throws: CourierError.self) { try await task.value }
@@ -208,10 +213,7 @@ struct ExchangeAdmissionTests {
         other.releaseAll()
         defer { Task { await other.stop() } }
         try await withGate(name, limit: 1) { manager, server in
-            let first = Task { try await Self.text(manager, "/first") }
-            #expect(await server.waitUntilHeld(1))
-            let second = Task { try await Self.text(manager, "/second") }
-            #expect(await waitUntilWaiting(1, at: server.baseURL, in: manager))
+            let (first, second) = await holdFirstAndQueueSecond(manager, server)
             let elsewhere = other.baseURL.appendingPathComponent("elsewhere").absoluteString
             let value4 = try await Self.text(manager, elsewhere)
             #expect(value4 == "/elsewhere")

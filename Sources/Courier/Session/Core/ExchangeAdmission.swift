@@ -139,24 +139,6 @@ final class ExchangeAdmission: Sendable {
         if now.1 { admit(now.0) }
     }
 
-    /// Waits for `waiter`'s ticket. Cancelling the Swift task, or ``Waiter/cancel()``, ends the wait with
-    /// `CancellationError`, unless the ticket came first.
-    func wait(for waiter: Waiter) async throws -> Ticket {
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
-                onAdmission(of: waiter) { ticket in
-                    if let ticket {
-                        continuation.resume(returning: ticket)
-                    } else {
-                        continuation.resume(throwing: CancellationError())
-                    }
-                }
-            }
-        } onCancel: {
-            waiter.cancel()
-        }
-    }
-
     /// Ends `waiter`'s wait, unless it already has its ticket; its place in the line is skipped.
     fileprivate func cancel(_ waiter: Waiter) {
         let admit = state.withLock { _ -> Admit? in
@@ -285,6 +267,31 @@ final class ExchangeAdmission: Sendable {
         /// Ends the wait (its `Admit` gets `nil`), unless the ticket came first.
         func cancel() {
             admission.cancel(self)
+        }
+
+        /// Waits for the ticket. Cancelling the Swift task, or ``cancel()``, ends the wait with `CancellationError`,
+        /// unless the ticket came first.
+        func ticket() async throws -> Ticket {
+            try await withTaskCancellationHandler {
+                try await waitForTicket()
+            } onCancel: {
+                cancel()
+            }
+        }
+
+        /// ``ticket()`` without a cancellation handler of its own, for a caller whose handler ends the wait with
+        /// ``cancel()`` by its own road. Inlined, so that it adds no frame to the waiting task's.
+        @inline(__always)
+        func waitForTicket() async throws -> Ticket {
+            try await withUnsafeThrowingContinuation { continuation in
+                admission.onAdmission(of: self) { ticket in
+                    if let ticket {
+                        continuation.resume(returning: ticket)
+                    } else {
+                        continuation.resume(throwing: CancellationError())
+                    }
+                }
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ extension SessionCore {
         /// Past it at once, with its ticket (`nil` when the gate does not apply to the task).
         case now(ExchangeAdmission.Ticket?)
         /// In line.
-        case later(ExchangeAdmission.Waiter, ExchangeAdmission)
+        case later(ExchangeAdmission.Waiter)
     }
 
     /// Takes `task`'s place at the gate, or one in line. A task whose interceptor adapts requests skips the gate: an
@@ -21,7 +21,7 @@ extension SessionCore {
         else { return .now(nil) }
         switch admission.enter(url) {
         case .admitted(let ticket): return .now(ticket)
-        case .waiting(let waiter): return .later(waiter, admission)
+        case .waiting(let waiter): return .later(waiter)
         }
     }
 
@@ -34,12 +34,12 @@ extension SessionCore {
         switch enterAdmission(task, delegate: delegate) {
         case .now(let ticket):
             return ticket
-        case .later(let waiter, let admission):
+        case .later(let waiter):
             if let date = startDate {
                 announceStart(of: task, delegate: delegate, startDate: date)
                 startDate = nil
             }
-            return try await admission.wait(for: waiter)
+            return try await waiter.ticket()
         }
     }
 
@@ -50,7 +50,7 @@ extension SessionCore {
     /// it first suspends: the caller's task, which may make many requests one after another and wait in line for
     /// each, keeps only the few frames above the gate, and the exchange's go when that task ends.
     func runAfterWaiting<Value: Sendable>(
-        _ waiter: ExchangeAdmission.Waiter, in admission: ExchangeAdmission, task: SessionTask, delegate: TaskDelegate,
+        _ waiter: ExchangeAdmission.Waiter, task: SessionTask, delegate: TaskDelegate,
         exchange: @escaping @Sendable (ExchangeAdmission.Ticket) async throws -> Value
     ) async throws -> Value {
         try startWaiting(waiter, task: task, delegate: delegate)
@@ -58,15 +58,7 @@ extension SessionCore {
         do {
             // One cancellation handler for the wait: `cancel()` reaches the waiter through the task's runner.
             ticket = try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { continuation in
-                    admission.onAdmission(of: waiter) { ticket in
-                        if let ticket {
-                            continuation.resume(returning: ticket)
-                        } else {
-                            continuation.resume(throwing: CancellationError())
-                        }
-                    }
-                }
+                try await waiter.waitForTicket()
             } onCancel: {
                 task.cancel()
             }

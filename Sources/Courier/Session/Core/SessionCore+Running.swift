@@ -29,8 +29,8 @@ extension SessionCore {
         switch enterAdmission(task, delegate: delegate) {
         case .now(let ticket):
             return try await runTypedNow(task, delegate: delegate, serializer: serializer, ticket: ticket)
-        case .later(let waiter, let admission):
-            return try await runAfterWaiting(waiter, in: admission, task: task, delegate: delegate) { ticket in
+        case .later(let waiter):
+            return try await runAfterWaiting(waiter, task: task, delegate: delegate) { ticket in
                 try await self.runTypedBody(
                     task, delegate: delegate, serializer: serializer,
                     collect: self.collects(task, delegate: delegate, hooks: self.hooks), ticket: ticket, started: true)
