@@ -5,8 +5,8 @@ import Foundation
 #endif
 
 /// `CourierBench flood --url BASE_URL --client ahc|courier-nio [--path 1k.json] [--waiting 10000]
-/// [--requests 20000]`: thousands of requests in flight at once, in one process, one client. Run by `flood.sh`, once
-/// per client, so each has a process of its own.
+/// [--requests 20000] [--marks]`: thousands of requests in flight at once, in one process, one client. Run by
+/// `flood.sh`, once per client, so each has a process of its own.
 ///
 /// 1. Warm-up: 32 concurrent requests, which open the pool's connections.
 /// 2. The same client at c=32: `--requests` GETs, for the throughput to compare with.
@@ -14,6 +14,8 @@ import Foundation
 /// 4. The flood: `--waiting` tasks started at once, each sending `--requests ÷ --waiting` GETs one after another, so
 ///    that nearly all of them wait for one of the pool's connections. A sampler reads the resident memory every
 ///    5 ms; the peak less the idle figure, over `--waiting`, is the memory one waiting request costs.
+///
+/// With `--marks`, each phase's start and end go to standard error for `perf` (see `perf-by-module.py`).
 ///
 /// Every response is decoded into ``UserPage``; a failure fails the run. Prints a readable line and then
 /// `result client=… waiting=… requests=… c32_rps=… flood_rps=… idle_kb=… peak_kb=… per_waiting_kb=… completed=…`.
@@ -24,8 +26,13 @@ enum FloodBench {
         var kind = ClientKind.courierNIO
         var waiting = 10_000
         var requests = 20_000
+        var marks = false
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--marks" {
+                marks = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw BenchError(description: "\(flag) needs a value") }
             switch flag {
             case "--url": baseURL = URL(string: value)
@@ -49,21 +56,30 @@ enum FloodBench {
             kind, baseURL: baseURL, path: path, payloadURL: baseURL.appendingPathComponent(path))
         try await CourierBench.load(client, requests: 32, concurrency: 32)
 
+        let c32Mark = PerfMark()
         let c32Start = ContinuousClock.now
         let c32CPUStart = ResourceUsage.now().cpuSeconds
         try await CourierBench.load(client, requests: requests, concurrency: 32)
         let c32Seconds = seconds(ContinuousClock.now - c32Start)
+        c32Mark.end()
         let c32CPU = ResourceUsage.now().cpuSeconds - c32CPUStart
 
         try await Task.sleep(for: .milliseconds(200))
         let idle = residentKB()
         let sampler = PeakSampler()
         sampler.start()
+        let floodMark = PerfMark()
         let floodStart = ContinuousClock.now
         let floodCPUStart = ResourceUsage.now().cpuSeconds
         // `load` gives each of `waiting` workers its share, started at once; it fails on any failed response.
         try await CourierBench.load(client, requests: requests, concurrency: waiting)
         let floodSeconds = seconds(ContinuousClock.now - floodStart)
+        floodMark.end()
+        if marks {
+            // For `perf record -k CLOCK_MONOTONIC …` and then `perf-by-module.py … --time START,END`, one phase at a
+            // time.
+            FileHandle.standardError.write(Data("perf-time c32=\(c32Mark) flood=\(floodMark)\n".utf8))
+        }
         let floodCPU = ResourceUsage.now().cpuSeconds - floodCPUStart
         let peak = max(sampler.stop(), residentKB())
         await client.shutdown()
@@ -81,6 +97,23 @@ enum FloodBench {
             "result client=\(kind.rawValue) waiting=\(waiting) requests=\(requests) c32_rps=\(c32Rate)"
                 + " flood_rps=\(floodRate) c32_cpu_us=\(c32CPUPerRequest) flood_cpu_us=\(floodCPUPerRequest) idle_kb=\(idle) peak_kb=\(peak) per_waiting_kb=\(perWaiting)"
                 + " completed=\(requests)")
+    }
+
+    /// A phase's start and end on `CLOCK_MONOTONIC`, the clock `perf record -k CLOCK_MONOTONIC` stamps samples with,
+    /// written as `perf report --time` takes it.
+    final class PerfMark: CustomStringConvertible {
+        private let start = PerfMark.now()
+        private var finish: String?
+
+        func end() { finish = Self.now() }
+
+        var description: String { "\(start),\(finish ?? "")" }
+
+        private static func now() -> String {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return "\(time.tv_sec).\(String(Int(time.tv_nsec) / 1000 + 1_000_000).dropFirst())"
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -217,6 +217,31 @@ struct FaultTests {
         }
     }
 
+    @Test(
+        "A task suspended for longer than its request timeout does not time out, and ends normally once resumed",
+        arguments: FaultTransportKind.all)
+    func suspendLongerThanTheTimeout(_ kind: FaultTransportKind) async throws {
+        var configuration = SessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 1
+        let total = 100
+        try await withFaultFixture(.slowBody(bytes: total, every: 0.02), kind, configuration: configuration) {
+            fixture in
+            let (task, calls) = fixture.dataTask()
+            task.resume()
+            try await waitUntil { task.countOfBytesReceived >= 5 }
+            task.suspend()
+            // Two and a half timeouts: the sweeper finds the task due at least twice while it is suspended.
+            try await Task.sleep(for: .milliseconds(2500))
+            #expect(calls.count == 0)
+            task.resume()
+            try await calls.waitForCompletion()
+            let call = try #require(calls.single)
+            #expect(call.error == nil)
+            #expect(call.object as? Data == Data(FaultServer.body(0..<total)))
+            fixture.expectCompleted(task)
+        }
+    }
+
     /// A transport whose response body is whatever the test yields, when it yields it.
     final class HeldBodyTransport: Transport {
         let chunks: AsyncStream<Data>

@@ -22,43 +22,66 @@ extension SessionCore {
         let idle = CheckedConversion.duration(requestTimeout)
         let resource = CheckedConversion.duration(configuration.timeoutIntervalForResource)
         let start = startDate ?? Date()
+        let now = ContinuousClock.now
         delegate.state.withLock { $0.armTimeouts(idle: idle, resource: resource, startDate: start) }
-        let startSweeper = sweeperRunning.withLock { running -> Bool in
-            defer { running = true }
-            return !running
+        let deadline = now.advanced(by: min(idle, resource))
+        let startSweeper = timeouts.withLock { schedule -> Bool in
+            schedule.arm(task.taskIdentifier, at: deadline)
+            defer { schedule.sweeping = true }
+            return !schedule.sweeping
         }
         if startSweeper { Self.timeoutQueue.async { self.sweepTimeouts() } }
+    }
+
+    /// Forgets a completed task's timeouts.
+    func disarmTimeouts(of task: SessionTask) {
+        timeouts.withLock { $0.disarm(task.taskIdentifier) }
     }
 
     /// Where every session's sweeper runs: a Dispatch queue, not the cooperative pool, so a timeout fires on time
     /// even while the application's own tasks keep the pool's threads busy (its width is the number of cores).
     private static let timeoutQueue = DispatchQueue(label: "Courier.SessionCore.timeouts")
 
+    /// How long a sweeper sleeps at most, and how often a task whose consumer may be behind is looked at.
+    private static let sweepInterval = Duration.milliseconds(250)
+
     /// One sweep, then the next scheduled at the nearest deadline (at least every 250 ms), instead of a timer per
     /// task: it cancels the runners of tasks that waited too long for bytes or ran out of time, and stops when no
-    /// task is left. A suspended task does not time out while it is suspended.
+    /// task is armed. It looks only at the tasks whose deadline has come (``TimeoutSchedule``), so its cost does not
+    /// grow with the tasks in flight. A suspended task does not time out while it is suspended: its idle clock starts
+    /// again when it resumes, as when a streamed body's consumer or a retrier's delay lets it go on; a streamed
+    /// body's consumer can fall behind without telling the task, so such a task is looked at every sweep interval.
     private func sweepTimeouts() {
         let now = ContinuousClock.now
-        var nearest = now + .milliseconds(250)
-        let running = entries.withLock { entries in entries.values.filter { $0.task.state != .completed } }
-        if running.isEmpty {
-            let stop = sweeperRunning.withLock { running -> Bool in
-                // A task registered since the snapshot keeps the sweeper alive.
-                let idle = entries.withLock { $0.isEmpty }
-                if idle { running = false }
-                return idle
-            }
-            if stop { return }
-        }
-        for entry in running {
+        let due = timeouts.withLock { $0.takeDue(at: now) }
+        let dueEntries = due.isEmpty ? [] : entries.withLock { entries in due.compactMap { entries[$0] } }
+        var rescheduled: [(task: Int, deadline: ContinuousClock.Instant)] = []
+        var expired: [SessionTask] = []
+        for entry in dueEntries where entry.task.state != .completed {
             let consumerBehind = entry.delegate.consumerIsBehind
             if let deadline = entry.delegate.state.withLock({ $0.expire(now: now, consumerBehind: consumerBehind) }) {
-                nearest = min(nearest, deadline)
+                let soon = entry.delegate.streamsBody ? min(deadline, now + Self.sweepInterval) : deadline
+                rescheduled.append((entry.task.taskIdentifier, soon))
             } else {
-                entry.task.cancelExecution()
+                // Until it completes, in case its runner was not there to cancel yet.
+                expired.append(entry.task)
+                rescheduled.append((entry.task.taskIdentifier, now + Self.sweepInterval))
             }
         }
-        let delay = max(Duration.zero, nearest - ContinuousClock.now)
+        let next = timeouts.withLock { schedule -> ContinuousClock.Instant? in
+            for item in rescheduled { schedule.reschedule(item.task, at: item.deadline) }
+            // Tasks found gone or completed need no more looking at.
+            let kept = Set(rescheduled.map(\.task))
+            for task in due where !kept.contains(task) { schedule.disarm(task) }
+            guard !schedule.isEmpty else {
+                schedule.sweeping = false
+                return nil
+            }
+            return min(schedule.nextDeadline ?? now + Self.sweepInterval, ContinuousClock.now + Self.sweepInterval)
+        }
+        for task in expired { task.cancelExecution() }
+        guard let next else { return }
+        let delay = max(Duration.zero, next - ContinuousClock.now)
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         Self.timeoutQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.sweepTimeouts() }

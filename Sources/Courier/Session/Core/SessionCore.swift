@@ -45,7 +45,8 @@ final class SessionCore: TaskController {
     /// trace context); `nil` without one.
     let leadingInterceptor: (any RequestInterceptor)?
     let invalidation = Locked(Invalidation())
-    let sweeperRunning = Locked(false)
+    /// When each running task is next to be checked for a timeout, and whether the sweeper runs.
+    let timeouts = Locked(TimeoutSchedule())
     /// ``SessionHooks/serverTrust``, wrapped for ``SecurityPolicy/serverTrustHook``.
     let serverTrustHook = Locked<ServerTrustHook?>(nil)
     /// The manager, the object of `Notification.Name.sessionDidInvalidate`.
@@ -126,6 +127,7 @@ final class SessionCore: TaskController {
     func unregister(_ task: SessionTask) {
         invalidation.withLock { $0.delivering += 1 }
         entries.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+        disarmTimeouts(of: task)
     }
 
     /// Notes that a completed task's outcome has been handed out, and announces the invalidation it may complete.

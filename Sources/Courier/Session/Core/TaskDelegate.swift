@@ -94,6 +94,9 @@ final class TaskDelegate: Sendable {
     /// without the task's lock.
     var consumerIsBehind: Bool { stream?.holdsUntakenChunk ?? false }
 
+    /// Whether the body goes to a streaming consumer, which can fall behind without the task hearing of it.
+    var streamsBody: Bool { stream != nil }
+
     func didSend(totalBytesSent: Int64) {
         report(
             state.withLock { $0.sent(total: totalBytesSent, watched: uploadProgressHandler != nil) },
