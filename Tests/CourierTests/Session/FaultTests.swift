@@ -221,15 +221,9 @@ struct FaultTests {
     func suspendLongerThanTheTimeout() async throws {
         // The body comes from the test, not a server: under the whole suite a real exchange's first bytes can take
         // longer than a short timeout, and the task would time out before it could be suspended.
-        let transport = HeldBodyTransport()
         var configuration = SessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 2
-        let manager = HTTPSessionManager(
-            baseURL: URL(string: "http://127.0.0.1:9/"), configuration: configuration, transport: transport)
-        manager.responseSerializer = HTTPResponseSerializer()
-        let calls = FaultCompletions()
-        let task = manager.dataTask(
-            with: URLRequest(url: URL(string: "http://127.0.0.1:9/a")!), completionHandler: calls.handler)
+        let (transport, manager, task, calls) = HeldBodyTransport.dataTask(configuration: configuration)
         task.resume()
         transport.feed.yield(Data("one".utf8))
         try await waitUntil { task.countOfBytesReceived == 3 }
@@ -270,17 +264,25 @@ struct FaultTests {
         }
 
         func shutdown() async {}
+
+        /// A data task of a manager over a new transport of this kind, its body kept in memory, not yet resumed.
+        fileprivate static func dataTask(configuration: SessionConfiguration = .ephemeral) -> (
+            transport: HeldBodyTransport, manager: HTTPSessionManager, task: DataTask, calls: FaultCompletions
+        ) {
+            let transport = HeldBodyTransport()
+            let manager = HTTPSessionManager(
+                baseURL: URL(string: "http://127.0.0.1:9/"), configuration: configuration, transport: transport)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let calls = FaultCompletions()
+            let task = manager.dataTask(
+                with: URLRequest(url: URL(string: "http://127.0.0.1:9/a")!), completionHandler: calls.handler)
+            return (transport, manager, task, calls)
+        }
     }
 
     @Test("A body read already waiting when suspend() comes holds its chunk, and the end, until resume()")
     func suspendHoldsTheChunkAlreadyAskedFor() async throws {
-        let transport = HeldBodyTransport()
-        let manager = HTTPSessionManager(
-            baseURL: URL(string: "http://127.0.0.1:9/"), configuration: .ephemeral, transport: transport)
-        manager.responseSerializer = HTTPResponseSerializer()
-        let calls = FaultCompletions()
-        let task = manager.dataTask(
-            with: URLRequest(url: URL(string: "http://127.0.0.1:9/a")!), completionHandler: calls.handler)
+        let (transport, manager, task, calls) = HeldBodyTransport.dataTask()
         task.resume()
         transport.feed.yield(Data("one".utf8))
         try await waitUntil { task.countOfBytesReceived == 3 && transport.reads.value == 2 }

@@ -54,25 +54,29 @@ extension SessionCore {
     private func sweepTimeouts() {
         let now = ContinuousClock.now
         let due = timeouts.withLock { $0.takeDue(at: now) }
-        let dueEntries = due.isEmpty ? [] : entries.withLock { entries in due.compactMap { entries[$0] } }
+        let dueEntries = due.isEmpty ? [] : entries.withLock { entries in due.map { ($0, entries[$0]) } }
         var rescheduled: [(task: Int, deadline: ContinuousClock.Instant)] = []
         var expired: [SessionTask] = []
-        for entry in dueEntries where entry.task.state != .completed {
+        // Tasks found gone or completed need no more looking at.
+        var gone: [Int] = []
+        for (identifier, entry) in dueEntries {
+            guard let entry, entry.task.state != .completed else {
+                gone.append(identifier)
+                continue
+            }
             let consumerBehind = entry.delegate.consumerIsBehind
             if let deadline = entry.delegate.state.withLock({ $0.expire(now: now, consumerBehind: consumerBehind) }) {
                 let soon = entry.delegate.streamsBody ? min(deadline, now + Self.sweepInterval) : deadline
-                rescheduled.append((entry.task.taskIdentifier, soon))
+                rescheduled.append((identifier, soon))
             } else {
                 // Until it completes, in case its runner was not there to cancel yet.
                 expired.append(entry.task)
-                rescheduled.append((entry.task.taskIdentifier, now + Self.sweepInterval))
+                rescheduled.append((identifier, now + Self.sweepInterval))
             }
         }
         let next = timeouts.withLock { schedule -> ContinuousClock.Instant? in
             for item in rescheduled { schedule.reschedule(item.task, at: item.deadline) }
-            // Tasks found gone or completed need no more looking at.
-            let kept = Set(rescheduled.map(\.task))
-            for task in due where !kept.contains(task) { schedule.disarm(task) }
+            for task in gone { schedule.disarm(task) }
             guard !schedule.isEmpty else {
                 schedule.sweeping = false
                 return nil
