@@ -238,6 +238,47 @@ import Testing
         }
     }
 
+    @Test("A caller cancelled while its task waits to be made fails at once; the task is never sent")
+    func cancelledWhileTheTaskWaitsToBeMade() async throws {
+        let transport = URLSessionTransport()
+        try await withServer { server in
+            let hold = ControlQueueHold(transport)
+            let sending = Task { try await transport.send(TransportRequest(method: "GET", url: server.url("/hello"))) }
+            try await Task.sleep(for: .milliseconds(100))
+            sending.cancel()
+            let error = await thrownCourierError { _ = try await sending.value }
+            #expect(!hold.wasReleased, "answered only once the queue was free")
+            #expect(isCancelled(error))
+            await hold.release()
+            #expect(server.requestCount(for: "/hello") == 0)
+            #expect(transport.delegate.taskCount == 0)
+            let next = try await transport.send(TransportRequest(method: "GET", url: server.url("/hello")))
+            #expect(try await collect(next.body) == Data("hello".utf8))
+        }
+        await transport.shutdown()
+    }
+
+    @Test("A session's timeout ends a request whose task waits to be made, on time")
+    func timeoutWhileTheTaskWaitsToBeMade() async throws {
+        let transport = URLSessionTransport()
+        var configuration = SessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 0.5
+        let manager = HTTPSessionManager(configuration: configuration, transport: transport)
+        try await withServer { server in
+            let hold = ControlQueueHold(transport)
+            let error = await thrownCourierError {
+                _ = try await manager.send(URLRequest(url: server.url("/hello")), serializer: HTTPResponseSerializer())
+            }
+            #expect(!hold.wasReleased, "answered only once the queue was free")
+            #expect(error?.errorCode == -1001, "\(String(describing: error))")
+            await hold.release()
+            #expect(server.requestCount(for: "/hello") == 0)
+            #expect(transport.delegate.taskCount == 0)
+        }
+        manager.invalidate(cancelingTasks: true)
+        await transport.shutdown()
+    }
+
     @Test(arguments: USTTransportKind.allCases)
     func cancellingTheReadingTaskThrowsCancelled(_ kind: USTTransportKind) async throws {
         try await withServerAndTransport(kind) { server, transport in
@@ -503,7 +544,9 @@ private final class USTServer: Sendable {
 
     /// Waits until a request for `path` has arrived (a precondition of the tests, not what they measure).
     func waitForRequest(to path: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Generous: on Linux every URLSession of the process waits on one FoundationNetworking queue, which other
+        // suites' 10,000-field heads keep busy for seconds (see URLSessionTransport).
+        let deadline = ContinuousClock.now + .seconds(30)
         while requestCount(for: path) == 0 {
             guard ContinuousClock.now < deadline else { throw USTServerError.noRequest(path) }
             try await Task.sleep(for: .milliseconds(10))
@@ -513,6 +556,36 @@ private final class USTServer: Sendable {
     func stop() async {
         try? await channel.close()
         for child in record.withLock({ $0.children }) { try? await child.close() }
+    }
+}
+
+/// Holds a ``URLSessionTransport``'s control queue, as a FoundationNetworking work queue busy with another session's
+/// long head holds it (see ``URLSessionTransport``), for at most 10 s: a transport that waited for it would still end.
+private final class ControlQueueHold: Sendable {
+    private let transport: URLSessionTransport
+    private let gate = DispatchSemaphore(value: 0)
+    private let released = Locked(false)
+    private let releaser: Task<Void, Never>
+
+    init(_ transport: URLSessionTransport) {
+        self.transport = transport
+        let (gate, released) = (gate, released)
+        transport.delegate.control.async { gate.wait() }
+        releaser = Task.detached {
+            try? await Task.sleep(for: .seconds(10))
+            released.withLock { $0 = true }
+            gate.signal()
+        }
+    }
+
+    /// Whether the queue was let go (by ``release()`` or after 10 s).
+    var wasReleased: Bool { released.value }
+
+    /// Lets the queue go and returns once everything queued on it meanwhile has run.
+    func release() async {
+        releaser.cancel()
+        await releaser.value
+        await withCheckedContinuation { done in transport.delegate.control.async { done.resume() } }
     }
 }
 

@@ -137,6 +137,14 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, Senda
         if action.cancelTask { onControl(task) { $0.cancel() } }
     }
 
+    /// Forgets task `id`, made for a caller that stopped waiting before it started: the `URLSessionTask` is cancelled
+    /// without a byte sent, and its upload file deleted.
+    func abandon(_ id: Int) {
+        cancel(id)
+        let uploadFile = tasks.withLock { $0.removeValue(forKey: id)?.uploadFile }
+        if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
+    }
+
     /// The body was released: stop the task if it is still running and forget it.
     func discard(_ id: Int) {
         let task: URLSessionTask? = tasks.withLock { tasks in
