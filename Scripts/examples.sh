@@ -70,9 +70,13 @@ exercise() {
     echo "$name: every route answered as expected"
 }
 
+# One build directory for both apps: what they share (SwiftNIO, NIOSSL's BoringSSL, AsyncHTTPClient, Courier) is
+# built once. Measured on the 2-core machine: HummingbirdApp built in 601 s in a directory of its own, 75 s after
+# VaporApp in this one.
+scratch="$root/.build/examples"
 for app in VaporApp HummingbirdApp; do
     start=$(date +%s)
-    if ! (cd "Examples/$app" && swift build >"$work/$app-build.log" 2>&1); then
+    if ! (cd "Examples/$app" && swift build --scratch-path "$scratch" >"$work/$app-build.log" 2>&1); then
         cat "$work/$app-build.log" >&2
         fail "$app did not build"
     fi
@@ -80,14 +84,14 @@ for app in VaporApp HummingbirdApp; do
     echo "$app built in $(($(date +%s) - start)) s"
 
     framework=${app%App}
-    python3 Scripts/public-names.py --package "Examples/$app" --check "$framework"
+    python3 Scripts/public-names.py --package "Examples/$app" --build-dir "$scratch" --check "$framework"
 
     port=$(free_port)
     if [ "$app" = VaporApp ]; then
-        UPSTREAM_URL=$upstream "Examples/$app/.build/debug/$app" serve --hostname 127.0.0.1 --port "$port" \
+        UPSTREAM_URL=$upstream "$scratch/debug/$app" serve --hostname 127.0.0.1 --port "$port" \
             >"$work/$app.log" 2>&1 &
     else
-        UPSTREAM_URL=$upstream PORT=$port "Examples/$app/.build/debug/$app" >"$work/$app.log" 2>&1 &
+        UPSTREAM_URL=$upstream PORT=$port "$scratch/debug/$app" >"$work/$app.log" 2>&1 &
     fi
     pids+=($!)
     wait_for "http://127.0.0.1:$port/uuid" "$work/$app.log"

@@ -9,7 +9,9 @@ build them (read from the package's `.build/debug.yaml`).
                                                           #   and the name lists in Scripts/public-names/
     python3 Scripts/public-names.py --package Examples/VaporApp --write Vapor
                                                           # also extracts the modules of that build and writes
-                                                          #   (or, with --check, compares) their list
+                                                          #   (or, with --check, compares) their list; with
+                                                          #   --build-dir DIR when it was built with
+                                                          #   `swift build --scratch-path DIR`
 
 Exits 1 on a collision, or with --check when a saved list differs from the build's.
 """
@@ -29,13 +31,15 @@ FRAMEWORKS = {
 }
 
 
-def build_flags(package):
-    text = open(os.path.join(package, ".build", "debug.yaml")).read()
+def build_flags(build_dir):
+    if not os.path.exists(os.path.join(build_dir, "debug.yaml")):
+        sys.exit(f"error: {build_dir} holds no debug build (run `swift build` first)")
+    text = open(os.path.join(build_dir, "debug.yaml")).read()
     maps = sorted(set(re.findall(r'"-Xcc","(-fmodule-map-file=[^"]*)"', text)))
     includes = sorted(set(re.findall(r'"-I","([^"]*)"', text)))
-    modules = glob.glob(os.path.join(package, ".build", "*", "debug", "Modules"))
+    modules = glob.glob(os.path.join(build_dir, "*", "debug", "Modules"))
     if not modules:
-        sys.exit(f"error: {package} has no debug build (run `swift build` there first)")
+        sys.exit(f"error: {build_dir} holds no debug build (run `swift build` first)")
     flags = ["-I", modules[0]]
     for include in includes: flags += ["-I", include]
     for map_flag in maps: flags += ["-Xcc", map_flag]
@@ -55,15 +59,17 @@ def top_level_names(module, flags):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", help="an example package whose build has a framework")
+    parser.add_argument("--build-dir", help="--package's build directory (its `swift build --scratch-path`); "
+                        "default: its .build")
     parser.add_argument("--write", metavar="FRAMEWORK", help="write that framework's list from --package's build")
     parser.add_argument("--check", metavar="FRAMEWORK", help="fail when that framework's saved list is stale")
     args = parser.parse_args()
-    flags = build_flags(ROOT)
+    flags = build_flags(os.path.join(ROOT, ".build"))
     courier = {module: top_level_names(module, flags) for module in COURIER}
     others = {module: top_level_names(module, flags) for module in NEIGHBOURS}
     framework = args.write or args.check
     if framework:
-        package_flags = build_flags(args.package)
+        package_flags = build_flags(args.build_dir or os.path.join(args.package, ".build"))
         names = set()
         for module in FRAMEWORKS[framework]:
             names |= top_level_names(module, package_flags)
