@@ -23,11 +23,10 @@ extension URLSessionTransport {
                     return continuation.resume(throwing: CourierError.cancelled(context: CourierError.Context()))
                 }
                 delegate.control.async {
-                    guard !wait.withLock({ $0.isCancelled }) else {
-                        if let uploadFile { try? FileManager.default.removeItem(at: uploadFile) }
-                        return
-                    }
-                    let task = self.makeTask(urlRequest, uploadFile: uploadFile, request: request)
+                    // No task for a caller already gone: nothing to drop, only the file to delete.
+                    let task =
+                        wait.withLock({ $0.isCancelled })
+                        ? nil : self.makeTask(urlRequest, uploadFile: uploadFile, request: request)
                     if let waiting = wait.withLock({ $0.take() }) {
                         waiting.resume(returning: task)
                     } else if let task {
@@ -70,11 +69,16 @@ extension URLSessionTransport {
 
         /// The caller to fail now, if it is still waiting.
         mutating func cancel() -> CheckedContinuation<URLSessionTask?, any Error>? {
-            let waiting: CheckedContinuation<URLSessionTask?, any Error>?
-            if case .waiting(let continuation) = self { waiting = continuation } else { waiting = nil }
-            if case .answered = self { return nil }
-            self = .cancelled
-            return waiting
+            switch self {
+            case .answered:
+                return nil
+            case .waiting(let continuation):
+                self = .cancelled
+                return continuation
+            case .idle, .cancelled:
+                self = .cancelled
+                return nil
+            }
         }
     }
 }
