@@ -138,3 +138,23 @@ ${3:-}
 }
 EOF
 }
+
+# whole_process COMMAND...: runs it (its output discarded, but shown when it fails) and prints "<wall seconds> <CPU
+# seconds>" for the whole process, start-up and set-up included: timed from outside, by no code of the process's own.
+# Then the lines of its output that start with "result", so a caller can check what it did.
+whole_process() {
+    python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+start = time.perf_counter()
+out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+seconds = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+if out.returncode != 0:
+    sys.stderr.write(out.stderr + out.stdout)
+    sys.exit(out.returncode)
+cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+print(seconds, cpu)
+print("\n".join(line for line in out.stdout.splitlines() if line.startswith("result")))
+PY
+}

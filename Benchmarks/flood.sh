@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Thousands of requests in flight in one process: memory per waiting request and throughput, raw AsyncHTTPClient
-# and Courier/NIOTransport, each client in a process of its own (see README.md, "Flood").
+# and Courier/NIOTransport, each client in a process of its own (see README.md, sessions 16, 21, 22 and 24).
 #
 #   bash Benchmarks/flood.sh                          # 10,000 waiting, 20,000 GETs, 3 rounds per client
 #   WAITING=2000 REQUESTS=4000 ROUNDS=1 bash Benchmarks/flood.sh
 #   BENCH_BIN=/other/Benchmarks/.build/release/CourierBench bash Benchmarks/flood.sh
 #   CLIENTS="transport-nio courier-nio" bash Benchmarks/flood.sh   # where the memory goes: the transport alone
+#   JEMALLOC=1 bash Benchmarks/flood.sh               # both clients on jemalloc (LD_PRELOAD) instead of glibc's malloc
 #
 # Installs nginx when missing; serves run.sh's 1 KB JSON page on a free 127.0.0.1 port over plain HTTP/1.1.
 set -euo pipefail
@@ -20,6 +21,19 @@ CLIENTS="${CLIENTS:-ahc courier-nio}"
 source "$BENCH_DIR/common.sh"
 install_missing nginx
 
+# JEMALLOC=1: every client process allocates with jemalloc (Debian's libjemalloc2, installed when missing), to tell
+# what the flood costs the allocator from what it costs the client.
+PRELOAD=()
+if [[ "${JEMALLOC:-0}" == 1 ]]; then
+    JEMALLOC_LIB="/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2"
+    if [[ ! -e "$JEMALLOC_LIB" ]]; then
+        sudo=""
+        [[ $(id -u) -eq 0 ]] || sudo="sudo"
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libjemalloc2 >/dev/null
+    fi
+    PRELOAD=(env "LD_PRELOAD=$JEMALLOC_LIB")
+fi
+
 write_page
 write_static_nginx_conf
 start_nginx
@@ -33,6 +47,7 @@ else
 fi
 print_machine
 echo "flood:   $WAITING requests waiting at once, $REQUESTS GETs, $ROUNDS round(s) per client, each in its own process"
+echo "malloc:  $([[ ${#PRELOAD[@]} -gt 0 ]] && echo "jemalloc ($JEMALLOC_LIB)" || echo "glibc's")"
 echo
 
 declare -A results
@@ -40,7 +55,7 @@ for round in $(seq 1 "$ROUNDS"); do
     read -r -a clients <<<"$CLIENTS"
     ((round % 2)) || clients=($(printf '%s\n' "${clients[@]}" | tac))
     for client in "${clients[@]}"; do
-        output="$("$BIN" flood --url "$BASE_URL" --client "$client" --waiting "$WAITING" --requests "$REQUESTS")"
+        output="$(${PRELOAD[@]+"${PRELOAD[@]}"} "$BIN" flood --url "$BASE_URL" --client "$client" --waiting "$WAITING" --requests "$REQUESTS")"
         echo "round $round/$ROUNDS  $(grep -v '^result' <<<"$output")"
         line="$(grep '^result' <<<"$output")"
         results[$client]+="$(sed 's/^result //' <<<"$line");"

@@ -11,6 +11,9 @@
 #   TRUST=system bash Benchmarks/http2.sh         # the CA in the system trust store, both Swift clients on defaults
 #   CLIENTS=courier bash Benchmarks/http2.sh      # one Swift client alone (for perf), no curl rounds
 #   HANDSHAKES=50 bash Benchmarks/http2.sh        # new clients per round whose first request's cost is reported
+#   APART=1 TRUST=system bash Benchmarks/http2.sh # each Swift client in a process of its own, timed as a whole
+#                                                 # (with TRUST=policy Courier's process also loads the system's
+#                                                 # roots, which raw AHC, trusting the CA file alone, does not)
 #
 # Installs nginx, curl and openssl with apt-get when missing. Makes a private CA and a leaf certificate for
 # 127.0.0.1 with openssl, serves run.sh's 1 KB JSON file from nginx over `ssl http2` (TLS 1.2 and 1.3) on a free
@@ -26,7 +29,10 @@ ROUNDS="${ROUNDS:-5}"
 PROTOCOL="${PROTOCOL:-h2}"
 TRUST="${TRUST:-policy}"
 CLIENTS="${CLIENTS:-ahc,courier}"
+APART="${APART:-0}"
 HANDSHAKES="${HANDSHAKES:-20}"
+# Apart, a process's time includes its set-up and warm-up; new clients' first requests would add to it.
+[[ "$APART" == 1 ]] && HANDSHAKES=0
 HANDSHAKES_OPTION=()
 [[ "$HANDSHAKES" -gt 0 ]] && HANDSHAKES_OPTION=(--handshakes "$HANDSHAKES")
 [[ "$PROTOCOL" == h2 || "$PROTOCOL" == http1.1 ]] || { echo "PROTOCOL is h2 or http1.1" >&2; exit 1; }
@@ -148,6 +154,7 @@ PY
 
 declare -A results handshakes
 swift_round() {
+    [[ "$APART" == 1 ]] && { apart_round; return; }
     local output line
     output="$("$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
         --requests "$REQUESTS" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL" --trust "$TRUST" \
@@ -175,6 +182,26 @@ swift_round() {
     done <<<"$output"
 }
 
+# apart_round (APART=1): each Swift client of $CLIENTS in a process of its own, alternating which goes first, its wall
+# and CPU time the whole process's as its parent reads them (set-up, handshake and warm-up included). The process's
+# own result line gives the connections it opened.
+apart_round() {
+    local clients client timing line seconds cpu opened open
+    IFS=, read -r -a clients <<<"$CLIENTS"
+    ((round % 2)) || clients=($(printf '%s\n' "${clients[@]}" | tac))
+    for client in "${clients[@]}"; do
+        timing="$(whole_process "$BIN" http2 --url "$BASE_URL" --ca "$TLS/root.pem" --status "$STATUS_URL" \
+            --requests "$REQUESTS" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL" --trust "$TRUST" \
+            --clients "$client")"
+        read -r seconds cpu <<<"$(head -1 <<<"$timing")"
+        line="$(grep '^result' <<<"$timing")"
+        opened="$(sed 's/.*opened=\([^ ]*\).*/\1/' <<<"$line")"
+        open="$(sed 's/.*open=\([^ ]*\).*/\1/' <<<"$line")"
+        results[$client]+="$seconds $cpu $opened $open;"
+        report "$client" "$seconds" "$cpu" "$VERSION_NAME (all)" "opened $opened, open at the end $open (whole process)"
+    done
+}
+
 # report CLIENT SECONDS CPU VERSION CONNECTIONS: one line of a round.
 report() {
     printf 'round %d/%d  %-8s %8.0f req/s  CPU %5.1f µs/req  %s  connections: %s\n' "$round" "$ROUNDS" "$1" \
@@ -186,6 +213,8 @@ for round in $(seq 1 "$ROUNDS"); do
     order=(swift curl)
     ((round % 2)) || order=(curl swift)
     [[ "$CLIENTS" == ahc,courier ]] || order=(swift)
+    # Apart, a Swift client's time includes its process's start-up, which curl's one process would not match.
+    [[ "$APART" == 1 ]] && order=(swift)
     for which in "${order[@]}"; do
         if [[ $which == swift ]]; then
             swift_round
@@ -203,12 +232,13 @@ done
 
 echo
 [[ "$CLIENTS" == ahc,courier ]] || exit 0
-python3 - "$REQUESTS" "${results[ahc]}" "${results[courier]}" "${results[curl]}" <<'PY'
+python3 - "$REQUESTS" "${results[ahc]}" "${results[courier]}" "${results[curl]:-}" <<'PY'
 import statistics, sys
 n = int(sys.argv[1])
 def parse(text):
     return [tuple(map(float, item.split())) for item in text.split(";") if item]
 runs = dict(zip(["raw AsyncHTTPClient", "Courier/NIOTransport", "curl --parallel"], map(parse, sys.argv[2:5])))
+runs = {name: rs for name, rs in runs.items() if rs}  # no curl rounds with APART=1
 rate = {name: statistics.median(n / r[0] for r in rs) for name, rs in runs.items()}
 cpu = {name: statistics.median(r[1] / n * 1e6 for r in rs) for name, rs in runs.items()}
 print("| client | req/s (median) | req/s (all rounds) | CPU µs/req (median) | connections opened per round |")
@@ -217,16 +247,17 @@ for name, rs in runs.items():
     every = " / ".join(f"{n / r[0]:,.0f}" for r in rs)
     opened = " / ".join(str(int(r[2])) for r in rs)
     print(f"| {name} | {rate[name]:,.0f} | {every} | {cpu[name]:.1f} | {opened} |")
-ahc, courier, curl = runs.values()
+ahc, courier, curl = runs["raw AsyncHTTPClient"], runs["Courier/NIOTransport"], runs.get("curl --parallel")
 def paired(a, b):
     return statistics.median((n / x[0]) / (n / y[0]) for x, y in zip(a, b))
 print()
 print(f"Courier ÷ raw AsyncHTTPClient: {rate['Courier/NIOTransport'] / rate['raw AsyncHTTPClient']:.2f}x req/s"
       f" (median of round ratios {paired(courier, ahc):.2f}x), CPU per request"
       f" {cpu['Courier/NIOTransport'] / cpu['raw AsyncHTTPClient']:.2f}x")
-print(f"Courier ÷ curl:                {rate['Courier/NIOTransport'] / rate['curl --parallel']:.2f}x req/s"
-      f" (median of round ratios {paired(courier, curl):.2f}x), CPU per request"
-      f" {cpu['Courier/NIOTransport'] / cpu['curl --parallel']:.2f}x")
+if curl:
+    print(f"Courier ÷ curl:                {rate['Courier/NIOTransport'] / rate['curl --parallel']:.2f}x req/s"
+          f" (median of round ratios {paired(courier, curl):.2f}x), CPU per request"
+          f" {cpu['Courier/NIOTransport'] / cpu['curl --parallel']:.2f}x")
 PY
 
 # A new client's first request over a new connection (its TLS context, TCP, the handshake, ALPN, one GET), medians

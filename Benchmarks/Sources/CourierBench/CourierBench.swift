@@ -361,6 +361,10 @@ struct ResourceUsage {
     /// Voluntary context switches: how often a thread of the process went to sleep waiting (for the socket, a lock,
     /// or work from another thread). Per request, a count of the thread hand-offs a request costs.
     var voluntaryContextSwitches: Int
+    /// Minor page faults: pages the process touched for the first time (or again after giving them back).
+    var minorFaults: Int = 0
+    /// The system part of `cpuSeconds`.
+    var systemSeconds: Double = 0
 
     static func now() -> ResourceUsage {
         var usage = rusage()
@@ -374,7 +378,8 @@ struct ResourceUsage {
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         return ResourceUsage(
             cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), maxRSSKB: Int(kilobytes),
-            voluntaryContextSwitches: Int(usage.ru_nvcsw))
+            voluntaryContextSwitches: Int(usage.ru_nvcsw), minorFaults: Int(usage.ru_minflt),
+            systemSeconds: seconds(usage.ru_stime))
     }
 }
 

@@ -58,11 +58,11 @@ enum FloodBench {
 
         let c32Mark = PerfMark()
         let c32Start = ContinuousClock.now
-        let c32CPUStart = ResourceUsage.now().cpuSeconds
+        let c32Usage = ResourceUsage.now()
         try await CourierBench.load(client, requests: requests, concurrency: 32)
         let c32Seconds = seconds(ContinuousClock.now - c32Start)
         c32Mark.end()
-        let c32CPU = ResourceUsage.now().cpuSeconds - c32CPUStart
+        let c32Phase = PhaseUsage(from: c32Usage, to: .now(), requests: requests)
 
         try await Task.sleep(for: .milliseconds(200))
         let idle = residentKB()
@@ -70,7 +70,7 @@ enum FloodBench {
         sampler.start()
         let floodMark = PerfMark()
         let floodStart = ContinuousClock.now
-        let floodCPUStart = ResourceUsage.now().cpuSeconds
+        let floodUsage = ResourceUsage.now()
         // `load` gives each of `waiting` workers its share, started at once; it fails on any failed response.
         try await CourierBench.load(client, requests: requests, concurrency: waiting)
         let floodSeconds = seconds(ContinuousClock.now - floodStart)
@@ -80,23 +80,40 @@ enum FloodBench {
             // time.
             FileHandle.standardError.write(Data("perf-time c32=\(c32Mark) flood=\(floodMark)\n".utf8))
         }
-        let floodCPU = ResourceUsage.now().cpuSeconds - floodCPUStart
+        let floodPhase = PhaseUsage(from: floodUsage, to: .now(), requests: requests)
         let peak = max(sampler.stop(), residentKB())
         await client.shutdown()
 
         let perWaiting = Double(peak - idle) / Double(waiting)
-        let (c32CPUPerRequest, floodCPUPerRequest) = (
-            c32CPU * 1e6 / Double(requests), floodCPU * 1e6 / Double(requests)
-        )
+        let (c32CPUPerRequest, floodCPUPerRequest) = (c32Phase.cpuMicroseconds, floodPhase.cpuMicroseconds)
         let (c32Rate, floodRate) = (Double(requests) / c32Seconds, Double(requests) / floodSeconds)
         print(
             "\(padRight(kind.rawValue, 12)) c=32 \(format(c32Rate, 0)) req/s (CPU \(format(c32CPUPerRequest, 0)) µs/req)   "
                 + "\(waiting) waiting: \(format(floodRate, 0)) req/s (CPU \(format(floodCPUPerRequest, 0)) µs/req), idle \(idle / 1024) MB, peak \(peak / 1024) MB, "
-                + "\(format(perWaiting, 1)) KB per waiting request, \(requests)/\(requests) completed")
+                + "\(format(perWaiting, 1)) KB per waiting request, \(requests)/\(requests) completed; "
+                + "per request at c=32 / waiting: system CPU \(format(c32Phase.systemMicroseconds, 0)) / "
+                + "\(format(floodPhase.systemMicroseconds, 0)) µs, page faults \(format(c32Phase.faults, 2)) / "
+                + "\(format(floodPhase.faults, 2))")
         print(
             "result client=\(kind.rawValue) waiting=\(waiting) requests=\(requests) c32_rps=\(c32Rate)"
                 + " flood_rps=\(floodRate) c32_cpu_us=\(c32CPUPerRequest) flood_cpu_us=\(floodCPUPerRequest) idle_kb=\(idle) peak_kb=\(peak) per_waiting_kb=\(perWaiting)"
                 + " completed=\(requests)")
+    }
+
+    /// What one phase cost the process, per request.
+    struct PhaseUsage {
+        var cpuMicroseconds: Double
+        var systemMicroseconds: Double
+        /// Minor page faults per request: memory touched for the first time, or again after the allocator gave it
+        /// back to the system.
+        var faults: Double
+
+        init(from start: ResourceUsage, to end: ResourceUsage, requests: Int) {
+            let count = Double(requests)
+            cpuMicroseconds = (end.cpuSeconds - start.cpuSeconds) * 1e6 / count
+            systemMicroseconds = (end.systemSeconds - start.systemSeconds) * 1e6 / count
+            faults = Double(end.minorFaults - start.minorFaults) / count
+        }
     }
 
     /// A phase's start and end on `CLOCK_MONOTONIC`, the clock `perf record -k CLOCK_MONOTONIC` stamps samples with,
