@@ -19,17 +19,9 @@ CONCURRENCY="${CONCURRENCY:-1 32}"
 
 source "$BENCH_DIR/common.sh"
 install_missing nginx
-write_page
-write_static_nginx_conf
-start_nginx
-BASE_URL="http://127.0.0.1:$PORT/"
+serve_page
 
-if [[ -n "${BENCH_BIN:-}" ]]; then
-    BIN="$BENCH_BIN"
-    echo "using $BIN (not rebuilt)"
-else
-    build_bench
-fi
+bench_binary
 print_machine
 echo "apart:   each client in its own process, whole-process wall and CPU, $ROUNDS round(s), medians"
 echo
@@ -47,8 +39,9 @@ for concurrency in $CONCURRENCY; do
         clients=(ahc courier-nio)
         ((round % 2)) || clients=(courier-nio ahc)
         for client in "${clients[@]}"; do
-            read -r seconds cpu < <(whole_process "$BIN" --url "$BASE_URL" --clients "$client" \
-                --concurrency "$concurrency" --requests "$requests" --repeat 1 --slices 1 | head -1)
+            timing="$(whole_process "$BIN" --url "$BASE_URL" --clients "$client" \
+                --concurrency "$concurrency" --requests "$requests" --repeat 1 --slices 1)"
+            read -r seconds cpu <<<"$(head -1 <<<"$timing")"
             results[$client/$concurrency]+="$requests $seconds $cpu;"
             printf 'c=%-2s round %d/%d  %-12s %8.0f req/s  CPU %6.1f µs/req  (whole process: %.2f s, CPU %.2f s)\n' \
                 "$concurrency" "$round" "$ROUNDS" "$client" "$(python3 -c "print($requests / $seconds)")" \

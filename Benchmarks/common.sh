@@ -1,4 +1,5 @@
-# Shared by run.sh and transfers.sh: tools, a work folder, a free port and an nginx that is stopped on exit.
+# Shared by the benchmark scripts: tools, a work folder, a free port, an nginx that is stopped on exit, the benchmark
+# binary, and a whole process timed from outside.
 # Source it; it sets WORK, PORT and NGINX, and start_nginx sets NGINX_PID.
 
 # install_missing TOOL... : apt-get installs the Debian packages of the same names that are not on PATH.
@@ -139,9 +140,9 @@ ${3:-}
 EOF
 }
 
-# whole_process COMMAND...: runs it (its output discarded, but shown when it fails) and prints "<wall seconds> <CPU
-# seconds>" for the whole process, start-up and set-up included: timed from outside, by no code of the process's own.
-# Then the lines of its output that start with "result", so a caller can check what it did.
+# whole_process COMMAND...: runs it and prints "<wall seconds> <CPU seconds>" for the whole process, start-up and
+# set-up included: timed from outside, by no code of the process's own. Then what the command wrote on its standard
+# output, for the caller to check. A command that fails has its output shown, and fails the caller.
 whole_process() {
     python3 - "$@" <<'PY'
 import resource, subprocess, sys, time
@@ -155,6 +156,24 @@ if out.returncode != 0:
     sys.exit(out.returncode)
 cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 print(seconds, cpu)
-print("\n".join(line for line in out.stdout.splitlines() if line.startswith("result")))
+print(out.stdout, end="")
 PY
+}
+
+# serve_page: nginx serving the 1 KB page over plain HTTP/1.1 on $PORT; sets BASE_URL.
+serve_page() {
+    write_page
+    write_static_nginx_conf
+    start_nginx
+    BASE_URL="http://127.0.0.1:$PORT/"
+}
+
+# bench_binary: sets BIN to $BENCH_BIN when given (a binary built elsewhere, for an A/B), else builds CourierBench.
+bench_binary() {
+    if [[ -n "${BENCH_BIN:-}" ]]; then
+        BIN="$BENCH_BIN"
+        echo "using $BIN (not rebuilt)"
+    else
+        build_bench
+    fi
 }

@@ -34,17 +34,9 @@ if [[ "${JEMALLOC:-0}" == 1 ]]; then
     PRELOAD=(env "LD_PRELOAD=$JEMALLOC_LIB")
 fi
 
-write_page
-write_static_nginx_conf
-start_nginx
-BASE_URL="http://127.0.0.1:$PORT/"
+serve_page
 
-if [[ -n "${BENCH_BIN:-}" ]]; then
-    BIN="$BENCH_BIN"
-    echo "using $BIN (not rebuilt)"
-else
-    build_bench
-fi
+bench_binary
 print_machine
 echo "flood:   $WAITING requests waiting at once, $REQUESTS GETs, $ROUNDS round(s) per client, each in its own process"
 echo "malloc:  $([[ ${#PRELOAD[@]} -gt 0 ]] && echo "jemalloc ($JEMALLOC_LIB)" || echo "glibc's")"

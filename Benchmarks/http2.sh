@@ -109,12 +109,7 @@ if [[ "$TRUST" == system ]]; then
     trap remove_system_ca EXIT
 fi
 
-if [[ -n "${BENCH_BIN:-}" ]]; then
-    BIN="$BENCH_BIN"
-    echo "using $BIN (not rebuilt)"
-else
-    build_bench
-fi
+bench_binary
 
 echo
 print_machine
@@ -130,26 +125,16 @@ accepted() { curl -sS "$STATUS_URL" | awk 'NR == 3 {print $1}'; }
 # multiplexing unless --parallel-immediate). Its wall and CPU time are the whole process's, start-up and handshake
 # included. Prints "seconds cpu versions connections".
 curl_round() {
-    local before after
+    local before after timing versions
     before="$(accepted)"
-    python3 - curl --parallel --parallel-max "$CONCURRENCY" "$CURL_VERSION" --cacert "$TLS/root.pem" --no-progress-meter \
-        -o /dev/null -w '%{http_version} %{response_code} %{size_download}\n' "${BASE_URL}1k.json?[1-$REQUESTS]" <<'PY'
-import collections, resource, subprocess, sys, time
-before = resource.getrusage(resource.RUSAGE_CHILDREN)
-start = time.perf_counter()
-out = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-seconds = time.perf_counter() - start
-after = resource.getrusage(resource.RUSAGE_CHILDREN)
-if out.returncode != 0:
-    sys.stderr.write(out.stderr)
-    sys.exit(out.returncode)
-lines = collections.Counter(out.stdout.splitlines())
-cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-# Every transfer must have been an HTTP/2 200 of the whole file; "2" is how curl writes HTTP/2's version.
-print(seconds, cpu, ",".join(f"{line.replace(' ', '/')}x{count}" for line, count in lines.items()), end="")
-PY
+    timing="$(whole_process curl --parallel --parallel-max "$CONCURRENCY" "$CURL_VERSION" --cacert "$TLS/root.pem" \
+        --no-progress-meter -o /dev/null -w '%{http_version} %{response_code} %{size_download}\n' \
+        "${BASE_URL}1k.json?[1-$REQUESTS]")"
     after="$(accepted)"
-    echo " $((after - before - 1))"
+    # Every transfer must have been a 200 of the whole file in the version asked for ("2" is how curl writes HTTP/2).
+    versions="$(tail -n +2 <<<"$timing" | sort | uniq -c |
+        awk '{printf "%s%s/%s/%sx%s", (NR > 1 ? "," : ""), $2, $3, $4, $1}')"
+    echo "$(head -1 <<<"$timing") $versions $((after - before - 1))"
 }
 
 declare -A results handshakes
