@@ -177,8 +177,10 @@ private func withClient(
     configuration: SessionConfiguration = .ephemeral,
     _ body: (HTTPSessionManager, FaultServer) async throws -> Void
 ) async throws {
-    let server = try await FaultServer.start(behaviour)
-    try await withSession(server, kind, baseURL: server.baseURL, configuration: configuration) { client in
-        try await body(client, server)
+    try await URLSessionQueueLock.withShared(if: !kind.isNIO) {
+        let server = try await FaultServer.start(behaviour)
+        try await withSession(server, kind, baseURL: server.baseURL, configuration: configuration) { client in
+            try await body(client, server)
+        }
     }
 }

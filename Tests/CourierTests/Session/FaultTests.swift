@@ -539,19 +539,22 @@ private struct FaultFixture {
 }
 
 /// Runs `body` against a fresh server with `behaviour`, then tears everything down, also when `body` throws.
+/// On URLSession, not while another test has it read a head of thousands of lines (``URLSessionQueueLock``).
 private func withFaultFixture(
     _ behaviour: FaultServer.Behaviour, _ kind: FaultTransportKind,
     configuration: SessionConfiguration = .ephemeral, _ body: (FaultFixture) async throws -> Void
 ) async throws {
-    let server = try await FaultServer.start(behaviour)
-    let fixture = FaultFixture(server: server, kind: kind, configuration: configuration)
-    do {
-        try await body(fixture)
-    } catch {
+    try await URLSessionQueueLock.withShared(if: !kind.isNIO) {
+        let server = try await FaultServer.start(behaviour)
+        let fixture = FaultFixture(server: server, kind: kind, configuration: configuration)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.tearDown()
+            throw error
+        }
         await fixture.tearDown()
-        throw error
     }
-    await fixture.tearDown()
 }
 
 /// Polls `condition` every 10 ms; records an issue and throws when it is still false after `timeout`.
