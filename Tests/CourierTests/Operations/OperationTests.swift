@@ -102,9 +102,10 @@ import Testing
         "Three operations on a queue of width 2: the server never sees more than 2 at once",
         arguments: TestTransports.names)
     func queueWidth(transport: String) async throws {
-        // Answers wait 1.5 s, so the first two overlap even when the second starts late on a loaded machine (seen in
-        // CI with 0.3 s: only 1 at once).
-        let server = try await FaultServer.start(.slow(headAfter: 1.5))
+        // The server holds the first answers until two requests are in flight at once, then lets each go 0.3 s
+        // later, so a queue that ran all three at once would show 3. A fixed delay (1.5 s) was too short in CI:
+        // under the full suite the queue started the second operation after the first had been answered.
+        let server = try await FaultServer.start(.together(count: 2, linger: 0.3, atMost: 20))
         let kind = TestTransports.make(transport)
         let operations = (0..<3).map { _ in
             HTTPRequestOperation(request: URLRequest(url: server.baseURL), transport: kind)

@@ -29,6 +29,10 @@ final class FaultServer: Sendable {
         case garbageStatusLine
         /// ``FaultServer/ok(_:)`` after `headAfter` seconds; with `nil`, no answer at all (the connection stays open).
         case slow(headAfter: TimeInterval?)
+        /// ``FaultServer/ok(_:)`` `linger` seconds after `count` requests were in flight at once (or after `atMost`
+        /// seconds of waiting for them); once they were, every later request is answered after `linger`. For a
+        /// test that `count` clients really run side by side, with no bet on how soon a loaded machine starts them.
+        case together(count: Int, linger: TimeInterval, atMost: TimeInterval)
         /// A `200` head with `Content-Length: bytes` at once, then one byte of body every `every` seconds.
         case slowBody(bytes: Int, every: TimeInterval)
         /// Writes what `answer` makes of the request head (its text, up to the blank line), then closes the
@@ -61,9 +65,12 @@ final class FaultServer: Sendable {
         var requests = 0
         var heads: [String] = []
         var open: [ObjectIdentifier: any Channel] = [:]
-        /// ``Behaviour/slow(headAfter:)`` only: requests read and not answered yet, now and at most.
+        /// ``Behaviour/slow(headAfter:)`` and ``Behaviour/together(count:linger:atMost:)`` only: requests read and
+        /// not answered yet, now and at most.
         var inFlight = 0
         var maxInFlight = 0
+        /// ``Behaviour/together(count:linger:atMost:)``: the answers held until enough requests are in flight.
+        var held: [@Sendable () -> Void] = []
     }
 
     /// The port the server listens on, on 127.0.0.1.
@@ -193,6 +200,39 @@ private final class FaultHandler: ChannelInboundHandler {
         return nil
     }
 
+    /// ``Behaviour/together(count:linger:atMost:)``: holds this request's answer until `count` are in flight (the
+    /// last of them lets all go), or `atMost`; then answers after `linger`, once.
+    private func together(_ context: ChannelHandlerContext, count: Int, linger: TimeInterval, atMost: TimeInterval) {
+        let loop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: loop)
+        let boundContext = NIOLoopBound(context, eventLoop: loop)
+        let released = Locked(false)
+        let release: @Sendable () -> Void = {
+            guard
+                released.withLock({ done in
+                    defer { done = true }
+                    return !done
+                })
+            else { return }
+            loop.scheduleTask(in: Self.amount(linger)) {
+                handler.value.record.withLock { $0.inFlight -= 1 }
+                handler.value.write(boundContext.value, Array(FaultServer.ok()), close: false)
+            }
+        }
+        let go = record.withLock { record -> [@Sendable () -> Void] in
+            record.inFlight += 1
+            record.maxInFlight = max(record.maxInFlight, record.inFlight)
+            if record.maxInFlight >= count {
+                defer { record.held = [] }
+                return record.held + [release]
+            }
+            record.held.append(release)
+            return []
+        }
+        go.forEach { $0() }
+        timer = loop.assumeIsolated().scheduleTask(in: Self.amount(atMost)) { release() }
+    }
+
     private func answer(_ context: ChannelHandlerContext, head: String) {
         switch behaviour {
         case .reply(let close, let answer):
@@ -227,6 +267,8 @@ private final class FaultHandler: ChannelInboundHandler {
                 self.record.withLock { $0.inFlight -= 1 }
                 self.write(context, Array(FaultServer.ok()), close: false)
             }
+        case .together(let count, let linger, let atMost):
+            together(context, count: count, linger: linger, atMost: atMost)
         case .slowBody(let count, let interval):
             write(context, FaultServer.head(contentLength: count), close: false)
             drip(context, from: 0, count: count, interval: Self.amount(interval))
