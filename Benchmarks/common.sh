@@ -12,14 +12,17 @@ install_missing() {
             command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
         fi
     done
-    if ((${#missing[@]})); then
-        echo "installing: ${missing[*]}"
-        local sudo=""
-        [[ $(id -u) -eq 0 ]] || sudo="sudo"
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
+    if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
     NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+}
+
+# apt_install PACKAGE...: installs these Debian packages (through sudo when not root).
+apt_install() {
+    echo "installing: $*"
+    local sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
 WORK="$(mktemp -d "/tmp/courier-bench.XXXXXX")"

@@ -26,11 +26,7 @@ install_missing nginx
 PRELOAD=()
 if [[ "${JEMALLOC:-0}" == 1 ]]; then
     JEMALLOC_LIB="/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2"
-    if [[ ! -e "$JEMALLOC_LIB" ]]; then
-        sudo=""
-        [[ $(id -u) -eq 0 ]] || sudo="sudo"
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libjemalloc2 >/dev/null
-    fi
+    [[ -e "$JEMALLOC_LIB" ]] || apt_install libjemalloc2
     PRELOAD=(env "LD_PRELOAD=$JEMALLOC_LIB")
 fi
 

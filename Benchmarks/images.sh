@@ -17,10 +17,7 @@ ACTIVE="${ACTIVE:-4}"
 
 source "$BENCH_DIR/common.sh"
 install_missing nginx
-if ! [ -f /usr/include/png.h ] || ! [ -f /usr/include/jpeglib.h ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpng-dev libjpeg62-turbo-dev >/dev/null
-fi
+if ! [ -f /usr/include/png.h ] || ! [ -f /usr/include/jpeglib.h ]; then apt_install libpng-dev libjpeg62-turbo-dev; fi
 
 mkdir -p "$WORK/www" "$WORK/temp"
 chmod 777 "$WORK" "$WORK/www" "$WORK/temp"
